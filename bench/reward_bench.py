@@ -1,0 +1,172 @@
+"""Reward throughput: score 100,000 metric files' worth of results held in memory.
+
+    .venv/bin/python bench/reward_bench.py [--records 100000] [--seed 1] [--write docs/bench-reward.md]
+
+The records are synthetic: the clean gcd/sky130hd Closer metrics fixture with its area, setup
+slack, power, cycle count, hold slacks and error counts varied by a seeded random generator
+(about 1 in 12 results fails a gate). They exercise the reward code, they are not tool results.
+Phases timed separately:
+  parse   JSON text -> validated, normalized Metrics (what load_metrics does per file)
+  scalar  compute_reward per record (full result: gates, terms, details, provenance)
+  frame   frame_from_records + score_frame (vectorized reward, gate and terms only)
+The scalar and frame rewards are checked to be bit-identical on every record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import struct
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pydantic
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from closer import __version__  # noqa: E402
+from closer.reward import compute_reward, load_targets, metrics_from_mapping  # noqa: E402
+from closer.reward.frame import frame_from_records, score_frame  # noqa: E402
+
+FIXTURE = ROOT / "tests" / "fixtures" / "orfs" / "gcd_sky130hd_closer" / "metrics.json"
+TARGETS = ROOT / "tests" / "fixtures" / "orfs" / "targets" / "gcd_all_gates.toml"
+CORNERS = ("ff_n40C_1v95", "ss_100C_1v60", "tt_025C_1v80")
+
+
+def synthetic_json_records(n: int, seed: int) -> list[str]:
+    base = json.loads(FIXTURE.read_text())
+    rng = np.random.default_rng(seed)
+    area = base["finish__design__instance__area"] * rng.lognormal(0.0, 0.15, n)
+    # slack beyond ~4.2 ns of a 5 ns period is not a real gcd result; keep the period positive
+    setup_ws = np.minimum(base["finish__timing__setup__ws"] + rng.normal(0.0, 0.8, n), 4.2)
+    power = base["finish__power__total"] * rng.lognormal(0.0, 0.2, n)
+    cycles = rng.integers(1500, 2500, n)
+    hold = rng.normal(0.25, 0.1, (n, len(CORNERS)))
+    route_drc = np.where(rng.random(n) < 0.04, rng.integers(1, 40, n), 0)
+    func_failed = np.where(rng.random(n) < 0.02, 1, 0)
+    records = []
+    for i in range(n):
+        record = dict(base)
+        record["finish__design__instance__area"] = round(float(area[i]), 2)
+        record["finish__timing__setup__ws"] = round(float(setup_ws[i]), 5)
+        record["finish__power__total"] = float(f"{power[i]:.6g}")
+        record["closer__sim__cycles"] = int(cycles[i])
+        for j, corner in enumerate(CORNERS):
+            record[f"finish__timing__hold__ws__corner__{corner}"] = round(float(hold[i, j]), 5)
+        record["finish__timing__hold__ws"] = min(
+            record[f"finish__timing__hold__ws__corner__{c}"] for c in CORNERS)
+        record["detailedroute__route__drc_errors"] = int(route_drc[i])
+        record["closer__func__tests_failed"] = int(func_failed[i])
+        records.append(json.dumps(record))
+    return records
+
+
+CPU_SECONDS: dict[str, float] = {}
+
+
+def timed(function, *args, phase: str = ""):
+    """(value, wall seconds); the process CPU seconds go to CPU_SECONDS[phase]. On a shared
+    machine the CPU figure is the steadier one."""
+    start, start_cpu = time.perf_counter(), time.process_time()
+    value = function(*args)
+    CPU_SECONDS[phase] = time.process_time() - start_cpu
+    return value, time.perf_counter() - start
+
+
+def run(n: int, seed: int) -> dict:
+    texts, gen_s = timed(synthetic_json_records, n, seed, phase="generate")
+    targets = load_targets(TARGETS)
+    metrics, parse_s = timed(lambda: [metrics_from_mapping(json.loads(t), f"record {i}")
+                                      for i, t in enumerate(texts)], phase="parse")
+    scalar, scalar_s = timed(lambda: [compute_reward(m, targets).reward for m in metrics],
+                             phase="scalar")
+    frame, frame_build_s = timed(frame_from_records, metrics, targets.targets, phase="frame_build")
+    scored, frame_score_s = timed(score_frame, frame, targets, phase="frame_score")
+    vector = scored["reward"].to_numpy()
+    mismatches = sum(struct.pack("<d", a) != struct.pack("<d", b) for a, b in zip(scalar, vector))
+    rewards = np.asarray(scalar)
+    return {
+        "records": n, "seed": seed, "generate_s": gen_s,
+        "parse_s": parse_s, "scalar_s": scalar_s,
+        "frame_build_s": frame_build_s, "frame_score_s": frame_score_s,
+        "parse_per_s": n / parse_s, "scalar_per_s": n / scalar_s,
+        "frame_per_s": n / (frame_build_s + frame_score_s), "frame_score_per_s": n / frame_score_s,
+        "cpu_s": dict(CPU_SECONDS),
+        "parse_per_cpu_s": n / CPU_SECONDS["parse"], "scalar_per_cpu_s": n / CPU_SECONDS["scalar"],
+        "frame_per_cpu_s": n / (CPU_SECONDS["frame_build"] + CPU_SECONDS["frame_score"]),
+        "frame_score_per_cpu_s": n / CPU_SECONDS["frame_score"],
+        "bit_mismatches": mismatches,
+        "gate_zero": int((scored["gate"] == 0).sum()),
+        "reward_mean": float(rewards.mean()), "reward_ones": int((rewards == 1.0).sum()),
+    }
+
+
+def provenance() -> dict:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "date_utc": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M"),
+        "cpu": cpu, "cpus_visible": os.cpu_count(),
+        "python": platform.python_version(), "numpy": np.__version__, "pandas": pd.__version__,
+        "pydantic": pydantic.VERSION, "closer": __version__,
+        "targets": str(TARGETS.relative_to(ROOT)), "base_record": str(FIXTURE.relative_to(ROOT)),
+    }
+
+
+def markdown(result: dict, prov: dict) -> str:
+    r = result
+    c = result["cpu_s"]
+    return f"""# Reward benchmark
+
+Written by `bench/reward_bench.py` (`.venv/bin/python bench/reward_bench.py`). Synthetic
+records: `{prov['base_record']}` varied by a seeded generator (seed {r['seed']}); targets
+`{prov['targets']}` (all seven gates required, three terms incl. the derived `energy`).
+
+| phase | what | wall (s) | records/s (wall) | CPU (s) | records/s (CPU) |
+|---|---|---:|---:|---:|---:|
+| parse | JSON text -> validated Metrics | {r['parse_s']:.2f} | {r['parse_per_s']:,.0f} | {c['parse']:.2f} | {r['parse_per_cpu_s']:,.0f} |
+| scalar | `compute_reward` (full result) | {r['scalar_s']:.2f} | {r['scalar_per_s']:,.0f} | {c['scalar']:.2f} | {r['scalar_per_cpu_s']:,.0f} |
+| frame | `frame_from_records` + `score_frame` | {r['frame_build_s'] + r['frame_score_s']:.2f} | {r['frame_per_s']:,.0f} | {c['frame_build'] + c['frame_score']:.2f} | {r['frame_per_cpu_s']:,.0f} |
+| frame (score only) | `score_frame` on a built frame | {r['frame_score_s']:.3f} | {r['frame_score_per_s']:,.0f} | {c['frame_score']:.3f} | {r['frame_score_per_cpu_s']:,.0f} |
+
+- records: {r['records']:,}; gate 0: {r['gate_zero']:,}; reward exactly 1: {r['reward_ones']:,}; mean reward {r['reward_mean']:.4f}
+- scalar vs frame reward, bitwise mismatches: **{r['bit_mismatches']}**
+
+Provenance: {prov['date_utc']} UTC, {prov['cpu']} ({prov['cpus_visible']} CPUs visible, shared
+with other jobs), Python {prov['python']}, numpy {prov['numpy']}, pandas {prov['pandas']},
+pydantic {prov['pydantic']}, closer {prov['closer']}.
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--write", type=Path, default=ROOT / "docs" / "bench-reward.md",
+                        help="markdown file for the results ('-' to skip)")
+    args = parser.parse_args()
+    result = run(args.records, args.seed)
+    prov = provenance()
+    print(json.dumps({**result, **prov}, indent=2))
+    if str(args.write) != "-":
+        args.write.write_text(markdown(result, prov), encoding="utf-8")
+        print(f"wrote {args.write}")
+    if result["bit_mismatches"]:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,184 @@
+"""Budget tiers of the metered tools: the tier data file, per-task overrides, and the budget check.
+
+`closer/data/budgets.toml` is the one place the tier numbers live. A task's tool configuration
+may override any of them (`BudgetOverride`); `resolve_budget` merges the two into the `Budget`
+a run records and is checked against. `check_call` is the one budget rule.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from closer.errors import InputError
+
+BUDGETS_FILE = Path(__file__).resolve().parent / "data" / "budgets.toml"
+
+
+class ToolClass(StrEnum):
+    SIM = "sim"
+    SYNTH = "synth"
+    PNR = "pnr"
+    VERIFY = "verify"
+
+
+def _uncapped_to_none(value: object) -> object:
+    return None if value == "uncapped" else value
+
+
+# A call cap: a non-negative count, or None ("uncapped" in TOML, which has no null).
+Cap = Annotated[Annotated[int, Field(ge=0)] | None, BeforeValidator(_uncapped_to_none)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CostWeights(_Strict):
+    sim: float = Field(ge=0, description="cost units of one sim call")
+    synth: float = Field(ge=0, description="cost units of one synth call")
+    pnr: float = Field(ge=0, description="cost units of one pnr call")
+    verify: float = Field(ge=0, description="cost units of one verify call")
+
+    def of(self, tool: ToolClass) -> float:
+        return getattr(self, tool.value)
+
+
+class StagnationWindow(_Strict):
+    window_calls: int = Field(gt=0, description="calls without a new best that make an episode")
+    window_cost_units: float = Field(gt=0, description="cost without a new best that makes an episode")
+
+
+class TierLimits(_Strict):
+    sim: Cap
+    synth: Cap
+    pnr: Cap
+    wall_s: float = Field(gt=0, description="wall-clock limit of the run, from its start")
+    cost_units: float = Field(gt=0, description="B of the weighted-cost AUC axis")
+
+
+class BudgetFile(_Strict):
+    verify_cap_default: int = Field(ge=0)
+    weights: CostWeights
+    stagnation: StagnationWindow
+    tiers: dict[str, TierLimits]
+
+
+class PartialWeights(_Strict):
+    sim: float | None = Field(None, ge=0)
+    synth: float | None = Field(None, ge=0)
+    pnr: float | None = Field(None, ge=0)
+    verify: float | None = Field(None, ge=0)
+
+
+class PartialStagnation(_Strict):
+    window_calls: int | None = Field(None, gt=0)
+    window_cost_units: float | None = Field(None, gt=0)
+
+
+class BudgetOverride(_Strict):
+    """What a task's tool configuration may say about its budget (`[budget]` table)."""
+
+    tier: str = Field("low", description="tier name in budgets.toml")
+    sim: Cap = None  # set explicitly (even to "uncapped") to override
+    synth: Cap = None  # set explicitly (even to "uncapped") to override
+    pnr: Cap = None  # set explicitly (even to "uncapped") to override
+    verify: Cap = None  # set explicitly (even to "uncapped") to override
+    wall_s: float | None = Field(None, gt=0)
+    cost_units: float | None = Field(None, gt=0)
+    weights: PartialWeights = PartialWeights()
+    stagnation: PartialStagnation = PartialStagnation()
+
+
+class Budget(_Strict):
+    """The numbers a run runs under (recorded in its run.json)."""
+
+    tier: str
+    caps: dict[ToolClass, int | None] = Field(description="calls allowed per class; None = uncapped")
+    wall_s: float
+    cost_units: float
+    weights: CostWeights
+    stagnation: StagnationWindow
+    overridden: list[str] = Field(default_factory=list, description="keys the task overrode")
+
+    def cap(self, tool: ToolClass) -> int | None:
+        return self.caps[tool]
+
+
+class Refusal(_Strict):
+    kind: Literal["refused_budget", "refused_time"]
+    message: str
+
+
+def load_budget_file(path: Path = BUDGETS_FILE) -> BudgetFile:
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError as exc:
+        raise InputError(f"budget file {path} does not exist") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML: {exc}") from exc
+    try:
+        return BudgetFile.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(f"{path}: {describe_validation_error(exc)}") from exc
+
+
+def resolve_budget(override: BudgetOverride, budget_file: BudgetFile | None = None) -> Budget:
+    """The tier's numbers with the task's overrides applied."""
+    budget_file = budget_file or load_budget_file()
+    tier = budget_file.tiers.get(override.tier)
+    if tier is None:
+        raise InputError(f"unknown budget tier {override.tier!r}; known: {', '.join(budget_file.tiers)}")
+    caps: dict[ToolClass, int | None] = {
+        ToolClass.SIM: tier.sim, ToolClass.SYNTH: tier.synth, ToolClass.PNR: tier.pnr,
+        ToolClass.VERIFY: budget_file.verify_cap_default,
+    }
+    overridden = []
+    for tool in ToolClass:
+        if tool.value in override.model_fields_set:
+            caps[tool] = getattr(override, tool.value)
+            overridden.append(tool.value)
+    weights = budget_file.weights.model_copy(update=_set_fields(override.weights))
+    stagnation = budget_file.stagnation.model_copy(update=_set_fields(override.stagnation))
+    overridden += [f"weights.{k}" for k in _set_fields(override.weights)]
+    overridden += [f"stagnation.{k}" for k in _set_fields(override.stagnation)]
+    wall_s, cost_units = tier.wall_s, tier.cost_units
+    if override.wall_s is not None:
+        wall_s = override.wall_s
+        overridden.append("wall_s")
+    if override.cost_units is not None:
+        cost_units = override.cost_units
+        overridden.append("cost_units")
+    return Budget(tier=override.tier, caps=caps, wall_s=wall_s, cost_units=cost_units,
+                  weights=weights, stagnation=stagnation, overridden=overridden)
+
+
+def _set_fields(model: BaseModel) -> dict:
+    return {k: v for k, v in model.model_dump().items() if v is not None}
+
+
+def check_call(budget: Budget, tool: ToolClass, used: int, elapsed_s: float) -> Refusal | None:
+    """None if a `tool` call may run now, with `used` calls of that class already counted."""
+    if elapsed_s >= budget.wall_s:
+        return Refusal(kind="refused_time", message=(
+            f"refused: the run's wall-clock budget is spent ({elapsed_s:.0f} s of "
+            f"{budget.wall_s:.0f} s, tier {budget.tier}); no more tool calls"))
+    cap = budget.cap(tool)
+    if cap is not None and used >= cap:
+        return Refusal(kind="refused_budget", message=(
+            f"refused: the {tool.value} budget is spent ({used} of {cap} calls, tier "
+            f"{budget.tier}); other tool classes may still have budget (see `closer-tool status`)"))
+    return None
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line per problem, naming the key path, for messages that name the file too."""
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        parts.append(f"key {where}: {err['msg']}")
+    return "; ".join(parts)

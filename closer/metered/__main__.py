@@ -1,0 +1,3 @@
+from closer.metered.cli import main
+
+main()

@@ -1,0 +1,103 @@
+"""`closer-tool`: the one command an agent uses inside a task workspace.
+
+    closer-tool sim|synth|pnr|verify [ARGS...]   run the metered tool class (ARGS go to `{args}`)
+    closer-tool status [--json]                  budget left; spends nothing
+
+Exit codes: 0 ok, 1 tool error, 10 refused (class budget spent), 11 refused (wall clock spent),
+12 tool timed out, 13 infrastructure error, 2 bad usage or configuration.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+from closer.budget import ToolClass
+from closer.errors import CloserError
+from closer.metered.front import format_feedback, metered_call
+from closer.metered.ledger import status
+from closer.metered.run import start_run
+from closer.metered.paths import WorkspacePaths
+
+
+def _workspace(ctx: click.Context) -> WorkspacePaths:
+    return WorkspacePaths.locate(Path(ctx.obj or Path.cwd()))
+
+
+@click.group("closer-tool")
+@click.option("--workspace", "-w", type=click.Path(file_okay=False, path_type=Path), envvar="CLOSER_WORKSPACE",
+              help="task workspace (default: the one containing the current folder)")
+@click.pass_context
+def tool_group(ctx: click.Context, workspace: Path | None) -> None:
+    """Metered hardware-design tools: every call is counted, limited and recorded."""
+    ctx.obj = workspace
+
+
+def _tool_command(tool: ToolClass) -> click.Command:
+    @click.command(tool.value, context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+    @click.argument("args", nargs=-1, type=click.UNPROCESSED)
+    @click.pass_context
+    def command(ctx: click.Context, args: tuple[str, ...]) -> None:
+        result = metered_call(_workspace(ctx), tool, list(args))
+        click.echo(format_feedback(result))
+        ctx.exit(result.exit_code)
+
+    command.help = f"Run the metered `{tool.value}` step on the current workspace (one {tool.value} call)."
+    return command
+
+
+for _tool in ToolClass:
+    tool_group.add_command(_tool_command(_tool))
+
+
+@tool_group.command("status")
+@click.option("--json", "as_json", is_flag=True, help="machine-readable output")
+@click.pass_context
+def status_command(ctx: click.Context, as_json: bool) -> None:
+    """Show the budget left (spends nothing)."""
+    st = status(_workspace(ctx))
+    if as_json:
+        click.echo(json.dumps(dataclasses.asdict(st), indent=2))
+        return
+    click.echo(f"run {st.run_id}, tier {st.tier}, {st.calls} calls recorded")
+    for tool in ToolClass:
+        cap = st.caps[tool.value]
+        cap_text = "uncapped" if cap is None else str(cap)
+        click.echo(f"  {tool.value:7s} used {st.used[tool.value]:4d} of {cap_text:>8s}")
+    click.echo(f"  wall    {st.elapsed_s:.0f} s of {st.wall_s:.0f} s ({st.remaining['wall_s']:.0f} s left)")
+    click.echo(f"  best public reward so far: {st.best_reward}")
+    if st.call_running:
+        click.echo("  a call is running now")
+    if st.interrupted_call is not None:
+        click.echo(f"  call {st.interrupted_call} was interrupted (its process died); it is counted above")
+    for line in st.bad_lines:
+        click.echo(f"  warning: {line}")
+
+
+@tool_group.command("start", hidden=True)
+@click.argument("workspace", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--run-id", default=None)
+@click.option("--started-at", type=click.DateTime(formats=["%Y-%m-%dT%H:%M:%S%z"]), default=None)
+def start_command(workspace: Path, run_id: str | None, started_at: datetime | None) -> None:
+    """(harness) Start the run of a prepared workspace: budget, baseline snapshot, provenance."""
+    info = start_run(WorkspacePaths(workspace.resolve()), run_id=run_id, started_at=started_at)
+    click.echo(f"run {info.run_id} started at {info.started_at.isoformat()} (tier {info.budget.tier})")
+
+
+def main() -> None:
+    try:
+        code = tool_group.main(standalone_mode=False)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except CloserError as exc:
+        click.echo(f"closer-tool: error: {exc}", err=True)
+        sys.exit(2)
+    sys.exit(code or 0)

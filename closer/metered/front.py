@@ -1,0 +1,196 @@
+"""The metered front end: every tool call an agent makes goes through `metered_call`.
+
+One call: take the workspace lock, snapshot the edit surface, check the budget (refusing an
+over-budget or over-time call), run the tool class's commands through `closer.procs.run`, collect
+the public metrics and reward estimate, and append one trajectory record, for refused and failed
+calls too. The trajectory is the ledger: used counts and the best reward are read back from it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from closer.budget import Budget, ToolClass, check_call, describe_validation_error
+from closer.errors import CloserError, InputError
+from closer.metered.config import ARGS_PLACEHOLDER, ToolConfig, load_tool_config
+from closer.metered.estimator import RewardEstimate, load_estimator
+from closer.metered.execute import ToolRun, estimate_reward, execute_tool
+from closer.metered.layers import infer_layers
+from closer.metered.ledger import Ledger, read_ledger, remaining, workspace_lock
+from closer.metered.paths import WorkspacePaths
+from closer.metered.run import file_sha256, load_run_info, utc_now
+from closer.metered.snapshot import diff, load_snapshot, take_snapshot
+from closer.trajectory.reader import TrajectoryReader
+from closer.trajectory.record import CallCost, Outcome, RunInfo, TrajectoryRecord
+from closer.trajectory.writer import TrajectoryWriter
+
+EXIT_CODES: dict[Outcome, int] = {
+    Outcome.OK: 0,
+    Outcome.TOOL_ERROR: 1,
+    Outcome.REFUSED_BUDGET: 10,
+    Outcome.REFUSED_TIME: 11,
+    Outcome.TIMEOUT: 12,
+    Outcome.INFRA_ERROR: 13,
+}
+LOG_TAIL_LINES = 40
+
+
+@dataclass
+class CallResult:
+    record: TrajectoryRecord
+    logs: list[Path]
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.record.outcome]
+
+
+def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = None) -> CallResult:
+    args = list(args or [])
+    config = load_tool_config(ws.tools_config)
+    run_info = load_run_info(ws)
+    if file_sha256(ws.tools_config) != run_info.tools_config_sha256:
+        raise InputError(f"{ws.tools_config} changed since the run started; the tool configuration "
+                         "is fixed for a run")
+    cmds = config.tools.get(tool)
+    if args and cmds is not None and not any(ARGS_PLACEHOLDER in argv for argv in cmds.commands):
+        raise InputError(f"`{tool.value}` takes no arguments in this task (got {' '.join(args)}); "
+                         "nothing was run or recorded")
+    with workspace_lock(ws):
+        _record_interrupted_call(ws)
+        started = utc_now()
+        ledger = read_ledger(ws, run_info)
+        seq = ledger.next_seq
+        budget = run_info.budget
+        elapsed = (started - run_info.started_at).total_seconds()
+        snapshot = take_snapshot(ws, config.surface)
+        previous = load_snapshot(ws, ledger.last_snapshot).files if ledger.last_snapshot else {}
+        changes = diff(previous, snapshot.files)
+        layers, unclassified = infer_layers(changes.all, config.layer_patterns())
+
+        refusal = check_call(budget, tool, ledger.used[tool], elapsed)
+        results_dir: Path | None = None
+        estimate: RewardEstimate | None = None
+        if refusal is not None:
+            tool_run = ToolRun(Outcome(refusal.kind), refusal.message)
+        else:
+            results_dir = ws.call_results(seq, tool)
+            _write_inflight(ws, _interrupted_record(
+                run_info, seq, started, tool, args, snapshot.digest, changes, layers, unclassified,
+                budget, ledger, results_dir.relative_to(ws.root).as_posix()))
+            tool_run, estimate = _run_counted(ws, config, tool, args, results_dir,
+                                              budget.wall_s - elapsed)
+
+        counted = _is_counted(tool, tool_run.outcome)
+        used_after = dict(ledger.used)
+        if counted:
+            used_after[tool] += 1
+        ended = utc_now()
+        elapsed_end = (ended - run_info.started_at).total_seconds()
+        reward = estimate.reward if estimate else None
+        best = ledger.best_reward
+        if reward is not None and (best is None or reward > best):
+            best = reward
+        record = TrajectoryRecord(
+            seq=seq, run_id=run_info.run_id, started_at=started, ended_at=ended,
+            elapsed_s=max(elapsed_end, 0.0), tool=tool, args=args,
+            surface_digest=snapshot.digest, changes=changes, layers=layers, unclassified=unclassified,
+            cost=CallCost(counted=counted, units=budget.weights.of(tool) if counted else 0.0,
+                          tool_wall_s=tool_run.wall_s, peak_rss_mb=tool_run.peak_rss_mb),
+            outcome=tool_run.outcome, message=tool_run.message, exit_codes=tool_run.exit_codes,
+            metrics=tool_run.metrics, reward=reward, feasible=estimate.feasible if estimate else None,
+            best_reward=best, remaining=remaining(budget, used_after, elapsed_end),
+            results_dir=results_dir.relative_to(ws.root).as_posix() if results_dir else None,
+        )
+        with TrajectoryWriter(ws.trajectory) as writer:
+            writer.append(record)
+        ws.inflight.unlink(missing_ok=True)
+    return CallResult(record, tool_run.logs)
+
+
+def _interrupted_record(run_info: RunInfo, seq: int, started: datetime, tool: ToolClass,
+                        args: list[str], digest: str, changes, layers, unclassified,
+                        budget: Budget, ledger: Ledger, results_dir: str) -> TrajectoryRecord:
+    """The record a call gets if its process dies before writing its own: the tool may have run,
+    so it is counted and charged; its end time becomes known only when the next call finds it."""
+    used = dict(ledger.used)
+    used[tool] += 1
+    elapsed = (started - run_info.started_at).total_seconds()
+    return TrajectoryRecord(
+        seq=seq, run_id=run_info.run_id, started_at=started, ended_at=started, elapsed_s=max(elapsed, 0.0),
+        tool=tool, args=args, surface_digest=digest, changes=changes, layers=layers,
+        unclassified=unclassified,
+        cost=CallCost(counted=True, units=budget.weights.of(tool), tool_wall_s=0.0),
+        outcome=Outcome.INFRA_ERROR,
+        message=f"call {seq} was interrupted: its closer-tool process died before recording a result",
+        best_reward=ledger.best_reward, remaining=remaining(budget, used, elapsed), results_dir=results_dir)
+
+
+def _write_inflight(ws: WorkspacePaths, record: TrajectoryRecord) -> None:
+    tmp = ws.inflight.with_suffix(".tmp")
+    tmp.write_text(record.model_dump_json())
+    tmp.replace(ws.inflight)
+
+
+def _record_interrupted_call(ws: WorkspacePaths) -> None:
+    """Under the lock, an inflight file means its call's process was killed: record that call."""
+    if not ws.inflight.exists():
+        return
+    try:
+        record = TrajectoryRecord.model_validate_json(ws.inflight.read_text())
+    except ValidationError as exc:
+        raise InputError(f"{ws.inflight}: unreadable interrupted-call record: {describe_validation_error(exc)}") from exc
+    ledger_seqs = {rec.seq for rec in TrajectoryReader(ws.trajectory)} if ws.trajectory.exists() else set()
+    if record.seq not in ledger_seqs:
+        with TrajectoryWriter(ws.trajectory) as writer:
+            writer.append(record)
+    ws.inflight.unlink()
+
+
+def _run_counted(ws: WorkspacePaths, config: ToolConfig, tool: ToolClass, args: list[str],
+                 results_dir: Path, wall_left_s: float) -> tuple[ToolRun, RewardEstimate | None]:
+    try:
+        cmds = config.commands_for(tool, ws.tools_config)
+        estimator = load_estimator(config.reward, ws.control)
+    except CloserError as exc:
+        return ToolRun(Outcome.INFRA_ERROR, str(exc)), None
+    tool_run = execute_tool(ws.root, cmds, args, results_dir, min(cmds.timeout_s, wall_left_s))
+    if tool_run.outcome is not Outcome.OK or estimator is None:
+        return tool_run, None
+    return tool_run, estimate_reward(estimator, tool, tool_run, results_dir)
+
+
+def _is_counted(tool: ToolClass, outcome: Outcome) -> bool:
+    """Refused calls never count; infra errors count only for verify, which always counts."""
+    if outcome.refused:
+        return False
+    if tool is ToolClass.VERIFY:
+        return True
+    return outcome in (Outcome.OK, Outcome.TOOL_ERROR, Outcome.TIMEOUT)
+
+
+def format_feedback(result: CallResult) -> str:
+    """What the agent sees after a call: outcome, log tails, public metrics, reward, budget left."""
+    rec = result.record
+    lines = [f"[closer-tool] {rec.tool.value} call {rec.seq}: {rec.outcome.value}"
+             f" ({rec.cost.tool_wall_s:.1f} s, cost {rec.cost.units:g})"]
+    if rec.message:
+        lines.append(rec.message)
+    for log in result.logs:
+        if log.exists():
+            tail = log.read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:]
+            lines += [f"--- {log} (last {len(tail)} lines)", *tail]
+    if rec.results_dir:
+        lines.append(f"results: {rec.results_dir}/")
+    if rec.metrics:
+        lines.append("metrics: " + json.dumps(rec.metrics, sort_keys=True))
+    if rec.reward is not None or rec.best_reward is not None:
+        lines.append(f"reward estimate: {rec.reward}  best so far: {rec.best_reward}  feasible: {rec.feasible}")
+    left = ", ".join(f"{k} {'uncapped' if v is None else format(v, 'g')}" for k, v in rec.remaining.items())
+    lines.append(f"budget left: {left}")
+    return "\n".join(lines)

@@ -1,0 +1,123 @@
+"""What a run has spent so far, read back from its trajectory (the trajectory is the ledger), the
+workspace lock that serializes calls, and `status`, which reports the budget left without spending."""
+
+from __future__ import annotations
+
+import fcntl
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from pydantic import ValidationError
+
+from closer.budget import Budget, ToolClass
+from closer.metered.paths import WorkspacePaths
+from closer.metered.run import load_run_info, utc_now
+from closer.trajectory.reader import TrajectoryReader
+from closer.trajectory.record import RunInfo, TrajectoryRecord
+
+
+@dataclass
+class Ledger:
+    """What the trajectory so far says: next sequence number, counted calls, last snapshot, best."""
+
+    next_seq: int = 1
+    used: dict[ToolClass, int] = field(default_factory=lambda: {t: 0 for t in ToolClass})
+    last_snapshot: str | None = None
+    best_reward: float | None = None
+    cost_units: float = 0.0
+    records: int = 0
+    bad_lines: list[str] = field(default_factory=list)
+
+
+def read_ledger(ws: WorkspacePaths, run_info: RunInfo) -> Ledger:
+    ledger = Ledger(last_snapshot=run_info.baseline_snapshot)
+    if not ws.trajectory.exists():
+        return ledger
+    reader = TrajectoryReader(ws.trajectory)
+    for rec in reader:
+        ledger.records += 1
+        ledger.next_seq = max(ledger.next_seq, rec.seq + 1)
+        if rec.cost.counted:
+            ledger.used[rec.tool] += 1
+        ledger.cost_units += rec.cost.units
+        if rec.surface_digest is not None:
+            ledger.last_snapshot = rec.surface_digest
+        if rec.reward is not None and (ledger.best_reward is None or rec.reward > ledger.best_reward):
+            ledger.best_reward = rec.reward
+    ledger.bad_lines = [b.describe(ws.trajectory) for b in reader.bad_lines]
+    return ledger
+
+
+def remaining(budget: Budget, used: dict[ToolClass, int], elapsed_s: float) -> dict[str, float | None]:
+    left: dict[str, float | None] = {}
+    for tool in ToolClass:
+        cap = budget.cap(tool)
+        left[tool.value] = None if cap is None else max(cap - used[tool], 0)
+    left["wall_s"] = max(budget.wall_s - elapsed_s, 0.0)
+    return left
+
+
+@contextmanager
+def workspace_lock(ws: WorkspacePaths) -> Iterator[None]:
+    """Serialize calls; the kernel drops the lock if the holder dies (even by SIGKILL)."""
+    ws.control.mkdir(parents=True, exist_ok=True)
+    with open(ws.lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@dataclass(frozen=True)
+class Status:
+    run_id: str
+    tier: str
+    caps: dict[str, int | None]
+    used: dict[str, int]
+    remaining: dict[str, float | None]
+    elapsed_s: float
+    wall_s: float
+    best_reward: float | None
+    calls: int
+    bad_lines: list[str]
+    call_running: bool = False
+    interrupted_call: int | None = None  # seq of a killed call the next call will record (counted)
+
+
+def status(ws: WorkspacePaths) -> Status:
+    run_info = load_run_info(ws)
+    ledger = read_ledger(ws, run_info)
+    elapsed = (utc_now() - run_info.started_at).total_seconds()
+    budget = run_info.budget
+    running, interrupted = _inflight_state(ws)
+    if interrupted is not None and interrupted.seq >= ledger.next_seq:
+        ledger.used[interrupted.tool] += 1
+    return Status(
+        run_id=run_info.run_id, tier=budget.tier,
+        caps={t.value: budget.cap(t) for t in ToolClass},
+        used={t.value: n for t, n in ledger.used.items()},
+        remaining=remaining(budget, ledger.used, elapsed), elapsed_s=elapsed, wall_s=budget.wall_s,
+        best_reward=ledger.best_reward, calls=ledger.records, bad_lines=ledger.bad_lines,
+        call_running=running, interrupted_call=interrupted.seq if interrupted else None,
+    )
+
+
+def _inflight_state(ws: WorkspacePaths) -> tuple[bool, TrajectoryRecord | None]:
+    """(a call is running now, the provisional record of a killed call) without waiting."""
+    if not ws.inflight.exists():
+        return False, None
+    with open(ws.lock, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True, None
+        try:
+            if not ws.inflight.exists():
+                return False, None
+            return False, TrajectoryRecord.model_validate_json(ws.inflight.read_text())
+        except ValidationError:
+            return False, None
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -1,0 +1,98 @@
+"""The layout of a metered task workspace. No other module builds these paths by hand."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from closer.budget import ToolClass
+from closer.errors import InputError
+
+CONTROL_DIR = ".closer"
+RESULTS_DIR = "results"
+
+
+@dataclass(frozen=True)
+class WorkspacePaths:
+    """A task workspace; its hidden control dir is also the run directory::
+
+        <root>/
+          <edit surface>             what the agent edits (rtl/, constraints/, floorplan/, flow/, ...)
+          results/<seq>_<tool>/      public feedback of each call: cmd<N>.log, metrics.json, reports
+          .closer/                   control dir (not part of the edit surface)
+            tools.toml               tool configuration: commands as data, surface, layers, budget
+            run.json                 RunInfo: run id, start time, budget numbers, provenance
+            trajectory.jsonl         one TrajectoryRecord per call (append-only)
+            lock                     flock'd while a call runs (calls are serialized)
+            inflight.json            the running call's partial record (left behind if it was killed)
+            objects/<aa>/<sha256>    content-addressed blobs of edit-surface files
+            snapshots/<sha256>.json  manifests: relative path -> blob digest
+            versions/                logs of the tool --version probes
+    """
+
+    root: Path
+
+    @property
+    def control(self) -> Path:
+        return self.root / CONTROL_DIR
+
+    @property
+    def tools_config(self) -> Path:
+        return self.control / "tools.toml"
+
+    @property
+    def run_info(self) -> Path:
+        return self.control / "run.json"
+
+    @property
+    def trajectory(self) -> Path:
+        return self.control / "trajectory.jsonl"
+
+    @property
+    def lock(self) -> Path:
+        return self.control / "lock"
+
+    @property
+    def inflight(self) -> Path:
+        return self.control / "inflight.json"
+
+    @property
+    def objects(self) -> Path:
+        return self.control / "objects"
+
+    @property
+    def snapshots(self) -> Path:
+        return self.control / "snapshots"
+
+    @property
+    def versions(self) -> Path:
+        return self.control / "versions"
+
+    @property
+    def results(self) -> Path:
+        return self.root / RESULTS_DIR
+
+    def object(self, digest: str) -> Path:
+        return self.objects / digest[:2] / digest
+
+    def snapshot(self, digest: str) -> Path:
+        return self.snapshots / f"{digest}.json"
+
+    def call_results(self, seq: int, tool: ToolClass) -> Path:
+        return self.results / f"{seq:04d}_{tool.value}"
+
+    def is_valid(self) -> bool:
+        return self.tools_config.is_file()
+
+    @classmethod
+    def locate(cls, path: Path) -> WorkspacePaths:
+        """The workspace from its root, its control dir, its trajectory file, or any folder inside it."""
+        path = path.resolve()
+        if path.is_file() and path.parent.name == CONTROL_DIR:
+            return cls(path.parent.parent)
+        if path.name == CONTROL_DIR:
+            return cls(path.parent)
+        for candidate in (path, *path.parents):
+            if (candidate / CONTROL_DIR / "tools.toml").is_file():
+                return cls(candidate)
+        raise InputError(f"{path} is not inside a metered workspace (no {CONTROL_DIR}/tools.toml found)")

@@ -1,0 +1,235 @@
+"""Measures over a trajectory, computed in one streaming pass (a 1,000,000-record file fits).
+
+Conventions (docs/trajectory.md):
+- r*(c), the best-so-far reward, is 0 until the first record that carries a reward; it steps up
+  at the end of the call that improved it (x = that record's elapsed_s on the wall axis, or the
+  cumulative weighted cost including that call on the cost axis).
+- AUC_B = (1/B) * integral_0^B r*(c) dc, computed exactly on the step function (rational
+  arithmetic on the recorded floats; one rounding at the end).
+- Refused calls cost nothing and do not advance stagnation windows, but their edits count for
+  layer tracking (the snapshot is taken on every call).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from fractions import Fraction
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from closer.budget import ToolClass
+from closer.trajectory.record import TOOL_STAGE, EditLayer, Outcome, TrajectoryRecord
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SummaryParams(_Model):
+    wall_s: float = Field(gt=0, description="B of the wall-clock axis")
+    cost_units: float = Field(gt=0, description="B of the weighted-cost axis")
+    window_calls: int = Field(gt=0)
+    window_cost_units: float = Field(gt=0)
+    thresholds: list[float] = Field(default_factory=list)
+    source: str = Field("", description="where B and the windows came from")
+
+
+class Milestone(_Model):
+    seq: int
+    elapsed_s: float
+    cost_units: float
+
+
+class ThresholdHit(_Model):
+    threshold: float
+    reached: Milestone | None
+
+
+class StagnationEpisode(_Model):
+    start_seq: int = Field(description="first call after the last improvement")
+    detected_seq: int = Field(description="call at which the window (calls or cost) was exceeded")
+    end_seq: int | None = Field(description="call that improved the best again (None: never)")
+    calls: int = Field(description="calls without improvement in the episode")
+    cost_units: float
+    best_before: float | None
+    recovered: bool
+    gain: float | None = Field(description="improvement of the best when the episode ended")
+    first_layers_after: list[EditLayer] | None = Field(
+        description="layers of the first edit after the episode was detected")
+    breaking_layers: list[EditLayer] | None = Field(description="layers edited by the improving call")
+
+
+class Rollback(_Model):
+    seq: int
+    layers: list[EditLayer] = Field(description="layers edited before this call")
+    after_feedback_from: ToolClass = Field(description="tool of the feedback the edit followed")
+    best_before: float | None
+    best_after: float | None = Field(description="best-so-far before the next rollback (or the end)")
+    gain: float = Field(description="best_after - best_before (0 when nothing improved)")
+
+
+class CurvePoint(_Model):
+    seq: int
+    elapsed_s: float
+    cost_units: float
+    best: float
+
+
+class TrajectorySummary(_Model):
+    path: str
+    run_id: str | None
+    records: int
+    bad_lines: list[str]
+    params: SummaryParams
+    final_reward: float | None = Field(description="reward of the last record that has one")
+    best_reward: float | None
+    auc_wall: float
+    auc_cost: float
+    elapsed_s: float
+    cost_units: float
+    calls_by_tool: dict[str, int] = Field(description="calls that ran (not refused), per class")
+    outcomes: dict[str, int]
+    pnr_calls: int
+    pnr_fraction: float | None = Field(description="pnr calls / calls that ran")
+    first_feasible: Milestone | None
+    thresholds: list[ThresholdHit]
+    stagnation: list[StagnationEpisode]
+    rollbacks: list[Rollback]
+    curve: list[CurvePoint] = Field(description="best-so-far steps (one per improvement)")
+
+
+def auc_step(steps: list[tuple[float, float]], budget: float) -> float:
+    """(1/B) * integral_0^B of the step function that is 0 before steps[0] and steps[i][1] from
+    steps[i][0] on, with x clipped to [0, B]. Exact: rational arithmetic, rounded once."""
+    total = Fraction(0)
+    b = Fraction(budget)
+    xs = [min(max(Fraction(x), Fraction(0)), b) for x, _ in steps] + [b]
+    for i, (_, value) in enumerate(steps):
+        width = xs[i + 1] - xs[i]
+        if width > 0:
+            total += Fraction(value) * width
+    return float(total / b)
+
+
+class Summarizer:
+    def __init__(self, params: SummaryParams):
+        self.p = params
+        self.records = 0
+        self.run_id: str | None = None
+        self.cost = 0.0
+        self.elapsed = 0.0
+        self.best: float | None = None
+        self.final: float | None = None
+        self.by_tool: Counter[str] = Counter()
+        self.outcomes: Counter[str] = Counter()
+        self.curve: list[CurvePoint] = []
+        self.first_feasible: Milestone | None = None
+        self.hits: dict[float, Milestone | None] = {t: None for t in params.thresholds}
+        self.episodes: list[StagnationEpisode] = []
+        self.open_episode: StagnationEpisode | None = None
+        self.since_calls = 0
+        self.since_cost = 0.0
+        self.since_start_seq: int | None = None
+        self.rollbacks: list[Rollback] = []
+        self.last_feedback: ToolClass | None = None
+
+    def add(self, rec: TrajectoryRecord) -> None:
+        self.records += 1
+        self.run_id = self.run_id or rec.run_id
+        self.outcomes[rec.outcome.value] += 1
+        self.cost += rec.cost.units
+        self.elapsed = max(self.elapsed, rec.elapsed_s)
+        best_before = self.best
+        self._rollback(rec, best_before)
+        if rec.outcome.refused:
+            return
+        self.by_tool[rec.tool.value] += 1
+        if rec.feasible and self.first_feasible is None:
+            self.first_feasible = self._here(rec)
+        improved = rec.reward is not None and (self.best is None or rec.reward > self.best)
+        if rec.reward is not None:
+            self.final = rec.reward
+        self._stagnation(rec, improved, best_before)
+        if improved:
+            self.best = rec.reward
+            self.curve.append(CurvePoint(seq=rec.seq, elapsed_s=self.elapsed, cost_units=self.cost, best=rec.reward))
+            for t, hit in self.hits.items():
+                if hit is None and rec.reward >= t:
+                    self.hits[t] = self._here(rec)
+            if self.rollbacks:
+                self.rollbacks[-1] = self._with_best(self.rollbacks[-1])
+        if rec.outcome in (Outcome.OK, Outcome.TOOL_ERROR, Outcome.TIMEOUT):
+            self.last_feedback = rec.tool
+
+    def _here(self, rec: TrajectoryRecord) -> Milestone:
+        return Milestone(seq=rec.seq, elapsed_s=self.elapsed, cost_units=self.cost)
+
+    def _with_best(self, rb: Rollback) -> Rollback:
+        gain = (self.best or 0.0) - (rb.best_before or 0.0)
+        return rb.model_copy(update={"best_after": self.best, "gain": max(gain, 0.0)})
+
+    def _rollback(self, rec: TrajectoryRecord, best_before: float | None) -> None:
+        if self.last_feedback is None or not rec.layers:
+            return
+        feedback_stage = TOOL_STAGE[self.last_feedback]
+        if any(layer.stage < feedback_stage for layer in rec.layers):
+            self.rollbacks.append(Rollback(seq=rec.seq, layers=rec.layers, after_feedback_from=self.last_feedback,
+                                           best_before=best_before, best_after=best_before, gain=0.0))
+
+    def _stagnation(self, rec: TrajectoryRecord, improved: bool, best_before: float | None) -> None:
+        ep = self.open_episode
+        if ep is not None and ep.first_layers_after is None and rec.layers and rec.seq > ep.detected_seq:
+            ep.first_layers_after = list(rec.layers)
+        if improved:
+            if ep is not None:
+                self._close_counts(ep)
+                ep.end_seq = rec.seq
+                ep.recovered = True
+                ep.gain = rec.reward - (best_before or 0.0)
+                ep.breaking_layers = list(rec.layers)
+                self.open_episode = None
+            self.since_calls, self.since_cost, self.since_start_seq = 0, 0.0, None
+            return
+        if self.since_start_seq is None:
+            self.since_start_seq = rec.seq
+        self.since_calls += 1
+        self.since_cost += rec.cost.units
+        if ep is None and (self.since_calls >= self.p.window_calls or self.since_cost >= self.p.window_cost_units):
+            ep = StagnationEpisode(
+                start_seq=self.since_start_seq, detected_seq=rec.seq, end_seq=None, calls=self.since_calls,
+                cost_units=self.since_cost, best_before=best_before, recovered=False, gain=None,
+                first_layers_after=None, breaking_layers=None)
+            self.episodes.append(ep)
+            self.open_episode = ep
+
+    def _close_counts(self, ep: StagnationEpisode) -> None:
+        ep.calls, ep.cost_units = self.since_calls, self.since_cost
+
+    def result(self, path: str, bad_lines: list[str]) -> TrajectorySummary:
+        if self.open_episode is not None:
+            self._close_counts(self.open_episode)
+        ran = sum(self.by_tool.values())
+        steps_wall = [(pt.elapsed_s, pt.best) for pt in self.curve]
+        steps_cost = [(pt.cost_units, pt.best) for pt in self.curve]
+        return TrajectorySummary(
+            path=path, run_id=self.run_id, records=self.records, bad_lines=bad_lines, params=self.p,
+            final_reward=self.final, best_reward=self.best,
+            auc_wall=auc_step(steps_wall, self.p.wall_s), auc_cost=auc_step(steps_cost, self.p.cost_units),
+            elapsed_s=self.elapsed, cost_units=self.cost,
+            calls_by_tool={t.value: self.by_tool.get(t.value, 0) for t in ToolClass},
+            outcomes={o.value: self.outcomes.get(o.value, 0) for o in Outcome},
+            pnr_calls=self.by_tool.get(ToolClass.PNR.value, 0),
+            pnr_fraction=(self.by_tool.get(ToolClass.PNR.value, 0) / ran) if ran else None,
+            first_feasible=self.first_feasible,
+            thresholds=[ThresholdHit(threshold=t, reached=m) for t, m in self.hits.items()],
+            stagnation=self.episodes, rollbacks=self.rollbacks, curve=self.curve,
+        )
+
+
+def summarize_records(records: Iterable[TrajectoryRecord], params: SummaryParams, path: str = "",
+                      bad_lines: list[str] | None = None) -> TrajectorySummary:
+    acc = Summarizer(params)
+    for rec in records:
+        acc.add(rec)
+    return acc.result(path, bad_lines or [])

@@ -1,0 +1,154 @@
+"""The trajectory record and the run header: pydantic models, exported as JSON Schemas.
+
+A run directory holds `run.json` (one `RunInfo`) and `trajectory.jsonl` (one `TrajectoryRecord`
+per line, in call order). `closer/schemas/trajectory-record.schema.json` and
+`trajectory-run.schema.json` are generated from these models (`export_schemas`).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from closer.budget import Budget, ToolClass
+from closer.paths import schema_path
+
+SCHEMA_VERSION = "1"
+
+# Metric values are JSON: ORFS-style metadata holds a few lists and objects besides the numbers
+# (constraints__clocks__details, run__flow__platform__corners).
+MetricValue = JsonValue
+
+
+class Outcome(StrEnum):
+    OK = "ok"
+    TOOL_ERROR = "tool_error"
+    REFUSED_BUDGET = "refused_budget"
+    REFUSED_TIME = "refused_time"
+    TIMEOUT = "timeout"
+    INFRA_ERROR = "infra_error"
+
+    @property
+    def refused(self) -> bool:
+        return self in (Outcome.REFUSED_BUDGET, Outcome.REFUSED_TIME)
+
+
+class EditLayer(StrEnum):
+    """What an edit touches, in stage order (earlier layers are fed back by earlier tools)."""
+
+    RTL = "rtl"
+    CONSTRAINT = "constraint"
+    FLOORPLAN = "floorplan"
+    FLOW = "flow"
+
+    @property
+    def stage(self) -> int:
+        return LAYER_STAGE[self]
+
+
+# Stage rank of each edit layer and of the feedback of each tool class: an edit to a layer of
+# lower rank than the last feedback seen is a cross-stage rollback.
+LAYER_STAGE = {EditLayer.RTL: 0, EditLayer.CONSTRAINT: 1, EditLayer.FLOORPLAN: 2, EditLayer.FLOW: 2}
+TOOL_STAGE = {ToolClass.SIM: 0, ToolClass.SYNTH: 1, ToolClass.PNR: 2, ToolClass.VERIFY: 3}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FileChanges(_Model):
+    """Edit-surface paths (relative, POSIX) changed since the previous call's snapshot."""
+
+    added: list[str] = Field(default_factory=list)
+    modified: list[str] = Field(default_factory=list)
+    deleted: list[str] = Field(default_factory=list)
+
+    @property
+    def all(self) -> list[str]:
+        return self.added + self.modified + self.deleted
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.modified or self.deleted)
+
+
+class CallCost(_Model):
+    counted: bool = Field(description="whether the call counts against its class's cap")
+    units: float = Field(ge=0, description="weighted cost charged (0 when not counted)")
+    tool_wall_s: float = Field(ge=0, description="wall time of the tool commands")
+    peak_rss_mb: float | None = Field(None, description="largest peak RSS of the tool commands")
+
+
+class TrajectoryRecord(_Model):
+    schema_version: str = SCHEMA_VERSION
+    seq: int = Field(ge=1, description="1-based call number within the run")
+    run_id: str
+    started_at: datetime = Field(description="UTC start of the call (lock taken)")
+    ended_at: datetime = Field(description="UTC end of the call")
+    elapsed_s: float = Field(ge=0, description="seconds from the run's start to the call's end")
+    tool: ToolClass
+    args: list[str] = Field(default_factory=list, description="arguments the agent passed")
+    surface_digest: str | None = Field(description="sha256 of the edit-surface snapshot manifest")
+    changes: FileChanges = Field(default_factory=FileChanges)
+    layers: list[EditLayer] = Field(default_factory=list, description="layers the changes touch")
+    unclassified: list[str] = Field(default_factory=list, description="changed files in no layer")
+    cost: CallCost
+    outcome: Outcome
+    message: str = ""
+    exit_codes: list[int] = Field(default_factory=list, description="exit code of each command run")
+    metrics: dict[str, MetricValue] = Field(default_factory=dict, description="public metrics")
+    reward: float | None = Field(None, description="public reward estimate of this call")
+    feasible: bool | None = Field(None, description="whether the reward gate passed")
+    best_reward: float | None = Field(None, description="best public reward so far, this call included")
+    remaining: dict[str, float | None] = Field(
+        default_factory=dict, description="calls left per class and wall_s left, after this call")
+    results_dir: str | None = Field(None, description="workspace-relative folder of this call's outputs")
+
+
+class Provenance(_Model):
+    closer_version: str
+    tool_versions: dict[str, str] = Field(default_factory=dict, description="class -> version line")
+    pdk_corner: str | None = None
+    design: str | None = None
+    design_revision: str = Field(description="digest of the starting edit surface")
+
+
+class RunInfo(_Model):
+    schema_version: str = SCHEMA_VERSION
+    run_id: str
+    workspace: str
+    started_at: datetime
+    budget: Budget
+    provenance: Provenance
+    baseline_snapshot: str = Field(description="manifest digest of the starting edit surface")
+    tools_config_sha256: str = Field(description="sha256 of tools.toml at the start; calls check it")
+
+
+SCHEMA_MODELS: dict[str, type[BaseModel]] = {
+    "trajectory-record": TrajectoryRecord,
+    "trajectory-run": RunInfo,
+}
+
+
+def schema_text(model: type[BaseModel]) -> str:
+    return json.dumps(model.model_json_schema(), indent=2, sort_keys=True) + "\n"
+
+
+def schema_models() -> dict[str, type[BaseModel]]:
+    from closer.trajectory.measures import TrajectorySummary
+
+    return {**SCHEMA_MODELS, "trajectory-summary": TrajectorySummary}
+
+
+def export_schemas() -> list[Path]:
+    """Write the JSON Schemas of the trajectory files (and of `summarize --json`) into closer/schemas/."""
+    written = []
+    for name, model in schema_models().items():
+        path = schema_path(name)
+        path.write_text(schema_text(model))
+        written.append(path)
+    return written

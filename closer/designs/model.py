@@ -1,0 +1,203 @@
+"""A design folder: `designs/<name>/design.toml`, its RTL, SDC and reward targets.
+
+`Design` is the pydantic model of design.toml (one model per TOML table); `DesignPaths` is the one
+class that knows the folder layout; `load_design` reads and validates a folder and names the file
+and key of anything wrong.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from closer.errors import InputError
+from closer.paths import repo_paths
+
+HDL_SUFFIXES = {".v": "verilog", ".vh": "verilog", ".sv": "systemverilog", ".svh": "systemverilog"}
+
+
+class DesignInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(description="Design name; equals the folder name")
+    top: str = Field(description="Top module")
+    description: str = Field("", description="One line for people")
+
+
+class Sources(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    rtl: list[Path] = Field(default_factory=list,
+                            description="RTL files relative to the design folder, in compile order")
+    include_dirs: list[Path] = Field(default_factory=list,
+                                     description="Include directories relative to the design folder")
+
+    @field_validator("rtl")
+    @classmethod
+    def _known_language(cls, files: list[Path]) -> list[Path]:
+        for f in files:
+            if f.suffix not in HDL_SUFFIXES:
+                raise ValueError(f"{f}: unknown HDL suffix {f.suffix!r}; "
+                                 f"known: {', '.join(sorted(HDL_SUFFIXES))}")
+        return files
+
+
+class Clock(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    port: str = Field(description="Top-level clock input port")
+    period_ns: float = Field(gt=0, description="Clock period in ns (the SDC must agree)")
+
+
+class Constraints(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    sdc: Path = Field(description="SDC file relative to the design folder")
+
+
+class DesignConfig(BaseModel):
+    """One named configuration: top-level parameters plus fields other features add."""
+
+    model_config = ConfigDict(extra="allow")
+    parameters: dict[str, int | str | bool] = Field(default_factory=dict,
+                                                    description="Parameters of the top module")
+
+
+class Targets(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    file: Path = Field(Path("targets.toml"), description="Reward targets, relative to the folder")
+
+
+class Design(BaseModel):
+    """The whole design.toml."""
+
+    model_config = ConfigDict(extra="forbid")
+    design: DesignInfo
+    sources: Sources = Field(default_factory=Sources)
+    clock: Clock
+    constraints: Constraints
+    configs: dict[str, DesignConfig] = Field(default_factory=lambda: {"default": DesignConfig()})
+    targets: Targets = Field(default_factory=Targets)
+    fetch: dict[str, Any] | None = Field(
+        None, description="Upstream source recipe (closer.designs.fetch reads it)")
+
+    @field_validator("configs")
+    @classmethod
+    def _has_default(cls, configs: dict[str, DesignConfig]) -> dict[str, DesignConfig]:
+        if "default" not in configs:
+            raise ValueError("needs a [configs.default] table")
+        return configs
+
+    @property
+    def name(self) -> str:
+        return self.design.name
+
+    @property
+    def top(self) -> str:
+        return self.design.top
+
+    def config(self, name: str) -> DesignConfig:
+        if name not in self.configs:
+            raise InputError(f"design {self.name!r} has no config {name!r}; "
+                             f"known: {', '.join(sorted(self.configs))}")
+        return self.configs[name]
+
+
+@dataclass(frozen=True)
+class DesignPaths:
+    """A design folder::
+
+        designs/<name>/
+          design.toml            the Design model
+          rtl/*.v|*.sv           our own RTL (or a [fetch] recipe for upstream RTL)
+          constraints/<name>.sdc
+          targets.toml           reward targets (`closer reward` reads it)
+    """
+
+    root: Path
+
+    @property
+    def design_toml(self) -> Path:
+        return self.root / "design.toml"
+
+    def resolve(self, relative: Path) -> Path:
+        return (self.root / relative).resolve()
+
+    def rtl(self, design: Design) -> list[Path]:
+        if design.fetch is not None:
+            return self._fetched_rtl(design)
+        return [self.resolve(p) for p in design.sources.rtl]
+
+    def include_dirs(self, design: Design) -> list[Path]:
+        return [self.resolve(p) for p in design.sources.include_dirs]
+
+    def sdc(self, design: Design) -> Path:
+        return self.resolve(design.constraints.sdc)
+
+    def targets(self, design: Design) -> Path:
+        return self.resolve(design.targets.file)
+
+    def _fetched_rtl(self, design: Design) -> list[Path]:
+        from closer.designs import fetch  # the PicoRV32 engineer's module
+
+        src = fetch.local_source_available(design.name)
+        if src is None:
+            raise InputError(f"design {design.name!r} uses upstream RTL that is not fetched yet: "
+                             f"run `closer design fetch {design.name}`")
+        return [src / rel for rel in design.fetch.get("rtl", [])]
+
+
+def design_dir(name_or_path: str | Path) -> Path:
+    """`designs/<name>` for a bare name, else the given folder."""
+    path = Path(name_or_path)
+    if path.is_dir() and (path / "design.toml").is_file():
+        return path.resolve()
+    candidate = repo_paths().design_dir(str(name_or_path))
+    if candidate.is_dir():
+        return candidate
+    known = sorted(p.name for p in repo_paths().designs.glob("*/design.toml") for p in [p.parent])
+    raise InputError(f"unknown design {str(name_or_path)!r}: no {candidate}/design.toml "
+                     f"(known: {', '.join(known) or 'none'})")
+
+
+def load_design(name_or_path: str | Path, check_files: bool = True) -> tuple[Design, DesignPaths]:
+    """Read and validate a design folder; InputError names the file and key of any problem."""
+    paths = DesignPaths(design_dir(name_or_path))
+    toml_path = paths.design_toml
+    if not toml_path.is_file():
+        raise InputError(f"{toml_path}: missing")
+    try:
+        data = tomllib.loads(toml_path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{toml_path}: not valid TOML: {exc}") from exc
+    try:
+        design = Design.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"key {'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+                             for e in exc.errors())
+        raise InputError(f"{toml_path}: {problems}") from exc
+    if design.design.name != paths.root.name:
+        raise InputError(f"{toml_path}: key design.name is {design.design.name!r} but the folder "
+                         f"is {paths.root.name!r}")
+    if check_files:
+        _check_files(design, paths)
+    return design, paths
+
+
+def _check_files(design: Design, paths: DesignPaths) -> None:
+    toml_path = paths.design_toml
+    for i, rel in enumerate(design.sources.rtl):
+        if not paths.resolve(rel).is_file():
+            raise InputError(f"{toml_path}: key sources.rtl[{i}]: {paths.resolve(rel)} does not exist")
+    for i, rel in enumerate(design.sources.include_dirs):
+        if not paths.resolve(rel).is_dir():
+            raise InputError(f"{toml_path}: key sources.include_dirs[{i}]: "
+                             f"{paths.resolve(rel)} is not a directory")
+    if not paths.sdc(design).is_file():
+        raise InputError(f"{toml_path}: key constraints.sdc: {paths.sdc(design)} does not exist")
+    if design.fetch is None and not design.sources.rtl:
+        raise InputError(f"{toml_path}: key sources.rtl: empty and no [fetch] recipe")
+
+
+def list_designs() -> list[str]:
+    return sorted(p.parent.name for p in repo_paths().designs.glob("*/design.toml"))

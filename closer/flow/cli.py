@@ -1,0 +1,72 @@
+"""`closer flow run DESIGN`: the CLI builds options and calls closer.flow.runner."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from closer.flow.steps import Backend
+
+
+@click.group("flow")
+def flow_group() -> None:
+    """Run the implementation flow on a design."""
+
+
+@flow_group.command("run")
+@click.argument("design")
+@click.option("--config", default="default", show_default=True, help="Named config in design.toml.")
+@click.option("--to", "to", default=None, help="Last step to run (lint, elaborate, synth, sta, ...).")
+@click.option("--backend", type=click.Choice([b.value for b in Backend]), default="auto",
+              show_default=True, help="auto: openroad when `openroad` is on PATH, else classic.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Run directory (default runs/DESIGN/CONFIG in the checkout).")
+@click.option("--json", "as_json", is_flag=True, help="Print the run record as JSON.")
+def run_command(design: str, config: str, to: str | None, backend: str, out: Path | None,
+                as_json: bool) -> None:
+    """Run DESIGN through the flow up to --to; writes metrics/ and metadata.json."""
+    from closer.flow.runner import run_flow
+
+    with _Progress(enabled=sys.stderr.isatty() and not as_json) as progress:
+        result = run_flow(design, config=config, to=to, backend=backend, out=out,
+                          progress=progress.update if progress.enabled else None)
+    if as_json:
+        from dataclasses import asdict
+        click.echo(json.dumps(asdict(result), indent=1))
+        return
+    click.echo(f"{'step':<10} {'state':<7} {'task time':>10} {'peak mem':>9}  tool")
+    for step in result.steps:
+        state = "reused" if step.reused else "ran"
+        mem = f"{step.peak_mem_mb:.0f} MB" if step.peak_mem_mb else "-"
+        wall = f"{step.wall_s:.2f} s" if step.wall_s is not None else "-"
+        if step.reused:
+            wall = f"({wall})"  # the time it took when it ran; nothing ran now
+        click.echo(f"{step.name:<10} {state:<7} {wall:>10} {mem:>9}  {step.tool} "
+                   f"{step.tool_version}")
+    click.echo(f"backend {result.backend}; total {result.wall_s:.2f} s; metadata {result.metadata}")
+
+
+class _Progress:
+    """A one-line live status on a terminal (current step, elapsed); silent otherwise."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self._status = None
+
+    def __enter__(self) -> "_Progress":
+        if self.enabled:
+            from rich.console import Console
+            self._status = Console(stderr=True).status("flow: starting")
+            self._status.start()
+        return self
+
+    def update(self, step: str, elapsed_s: float) -> None:
+        if self._status is not None:
+            self._status.update(f"flow: {step} ({elapsed_s:.1f} s)")
+
+    def __exit__(self, *exc) -> None:
+        if self._status is not None:
+            self._status.stop()

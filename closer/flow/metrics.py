@@ -1,0 +1,183 @@
+"""ORFS-named metrics from the tools' own reports, and the merged metadata.json.
+
+Key scheme as in OpenROAD-flow-scripts: `<stage>__<category>__<metric>[__<qualifier>]`, with `__`
+where old ORFS files had `:`. Everything here is timed on the synthesized netlist, so the stage
+prefix is `synth` (the physical steps will write `floorplan__`, ..., `finish__`). Units: time ns,
+frequency Hz, power W, area µm². `KEY_TABLE` documents every key and the report it comes from;
+docs/flow.md shows it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from closer.errors import ToolError
+from closer.flow.platform import Platform
+from closer.metrics import UNCONSTRAINED_ENDPOINTS
+
+STAGE = "synth"
+NS_PER_S = 1e9
+INFINITE_SLACK_S = 1e29  # OpenSTA returns 1e30 when no path is checked
+
+
+@dataclass(frozen=True)
+class KeyDoc:
+    key: str
+    unit: str
+    source: str
+
+
+KEY_TABLE: list[KeyDoc] = [
+    KeyDoc("synth__design__instance__area__stdcell", "µm²",
+           "Yosys `stat -liberty` (SiliconCompiler reports/stat.json: design.area)"),
+    KeyDoc("synth__design__instance__count__stdcell", "count",
+           "Yosys `stat` (reports/stat.json: design.num_cells)"),
+    KeyDoc("synth__design__instance__area", "µm²", "same as area__stdcell (no macros yet)"),
+    KeyDoc("synth__design__instance__count", "count", "same as count__stdcell (no macros yet)"),
+    KeyDoc("synth__design__instance__area__sequential", "µm²",
+           "Yosys `stat` (reports/stat.json: design.sequential_area)"),
+    KeyDoc("synth__design__io", "bits", "Yosys `stat` (reports/stat.json: design.num_port_bits)"),
+    KeyDoc("synth__timing__setup__ws", "ns",
+           "OpenSTA `sta::worst_slack_corner <c> max`, worst over the setup corners (ss, tt)"),
+    KeyDoc("synth__timing__setup__tns", "ns",
+           "OpenSTA `sta::total_negative_slack_corner_cmd <c> max`, worst over ss, tt"),
+    KeyDoc("synth__timing__hold__ws", "ns",
+           "OpenSTA `sta::worst_slack_corner <c> min`, worst over the hold corners (ff, tt)"),
+    KeyDoc("synth__timing__hold__tns", "ns",
+           "OpenSTA `sta::total_negative_slack_corner_cmd <c> min`, worst over ff, tt"),
+    KeyDoc("synth__timing__setup__ws__corner__<corner>", "ns", "as setup__ws, one corner"),
+    KeyDoc("synth__timing__setup__tns__corner__<corner>", "ns", "as setup__tns, one corner"),
+    KeyDoc("synth__timing__hold__ws__corner__<corner>", "ns", "as hold__ws, one corner"),
+    KeyDoc("synth__timing__hold__tns__corner__<corner>", "ns", "as hold__tns, one corner"),
+    KeyDoc("synth__timing__fmax", "Hz",
+           "1 / (clock period − setup ws); only with exactly one clock (as SiliconCompiler's "
+           "sc_metrics.tcl and ORFS do)"),
+    KeyDoc("synth__timing__fmax__clock__<clock>", "Hz", "the same, named by clock"),
+    KeyDoc("synth__timing__drv__max_slew", "pins",
+           "OpenSTA `sta::pin_slew_limit_violations <c> max` (Liberty max_transition), most over "
+           "all corners; max_cap is not written: the 2019 OpenSTA has no capacitance-limit check"),
+    KeyDoc("synth__timing__drv__max_slew__corner__<corner>", "pins", "the same, one corner"),
+    KeyDoc("closer__timing__unconstrained_endpoints", "count",
+           "OpenSTA `check_setup -unconstrained_endpoints` (reports/unconstrained.rpt); Closer's "
+           "key from closer/metrics.py (ORFS has none)"),
+    KeyDoc("synth__power__total", "W", "OpenSTA `sta::design_power` at the power corner (tt), "
+           "as `report_power` prints it (reports/power.tt_025C_1v80.rpt)"),
+    KeyDoc("synth__power__internal__total", "W", "the same, internal column"),
+    KeyDoc("synth__power__switching__total", "W", "the same, switching column"),
+    KeyDoc("synth__power__leakage__total", "W", "the same, leakage column"),
+    KeyDoc("synth__power__nan_instances", "instances",
+           "instances whose power OpenSTA 2.0.17 returns as NaN (activity underflow); when > 0 the "
+           "power keys are the sum of `sta::instance_power` over the other instances and "
+           "report_power (which fails on NaN) is not written; a Closer key"),
+    KeyDoc("constraints__clocks__count", "count", "OpenSTA `all_clocks` after read_sdc"),
+    KeyDoc("constraints__clocks__details", "list",
+           "`<clock>: <period ns>` per clock, from `get_property <clk> period`"),
+    KeyDoc("run__closer__design", "text", "design.toml [design] name"),
+    KeyDoc("run__closer__design_revision", "text",
+           "SHA-256 (16 hex) over design.toml, the RTL files and the SDC, names and contents"),
+    KeyDoc("run__closer__pdk_corner", "text",
+           "corners and checks, e.g. `setup:ss_100C_1v60,tt_025C_1v80;hold:...;power:tt_025C_1v80`"),
+    KeyDoc("run__closer__tool_versions", "text",
+           "`step:tool=version` joined by `;`, versions as SiliconCompiler's version check read "
+           "them from each tool"),
+    KeyDoc("run__flow__*", "text", "the same provenance in ORFS-style run keys: design, variant "
+           "(config), backend, platform, library, corners, PDK root and a hash of its "
+           "SHA256SUMS, scripts commit, SiliconCompiler and Python versions, one "
+           "`run__flow__tool__<step>` per step"),
+]
+
+
+def synth_metrics(stat_json: Path) -> dict[str, float | int]:
+    """1_synth.json from SiliconCompiler's Yosys `stat` report."""
+    try:
+        stat = json.loads(stat_json.read_text())
+        design = stat["design"]
+        area = float(design["area"])
+        count = int(design["num_cells"])
+    except (OSError, ValueError, KeyError) as exc:
+        raise ToolError(f"{stat_json}: no usable Yosys stat report ({exc})") from exc
+    return {
+        f"{STAGE}__design__instance__area__stdcell": area,
+        f"{STAGE}__design__instance__count__stdcell": count,
+        f"{STAGE}__design__instance__area": area,
+        f"{STAGE}__design__instance__count": count,
+        f"{STAGE}__design__instance__area__sequential": float(design.get("sequential_area", 0.0)),
+        f"{STAGE}__design__io": int(design["num_port_bits"]),
+    }
+
+
+def _ns(seconds: float) -> float | None:
+    if abs(seconds) >= INFINITE_SLACK_S:
+        return None  # nothing checked at this corner
+    return round(seconds * NS_PER_S, 6)
+
+
+def sta_metrics(sta_json: Path, platform: Platform) -> dict[str, object]:
+    """1_synth_sta.json from the STA node's reports/sta.json (raw OpenSTA values)."""
+    try:
+        raw = json.loads(sta_json.read_text())
+        values: dict[str, float] = raw["metrics"]
+        clocks: list[dict] = raw["clocks"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise ToolError(f"{sta_json}: no usable STA result ({exc})") from exc
+    out: dict[str, object] = {}
+    for check in ("setup", "hold"):
+        for kind in ("ws", "tns"):
+            per_corner = {}
+            for corner in platform.corners_with(check):
+                key = f"timing__{check}__{kind}__corner__{corner}"
+                if key not in values:
+                    raise ToolError(f"{sta_json}: missing {key}")
+                per_corner[corner] = _ns(values[key])
+                out[f"{STAGE}__{key}"] = per_corner[corner]
+            checked = [v for v in per_corner.values() if v is not None]
+            out[f"{STAGE}__timing__{check}__{kind}"] = min(checked) if checked else None
+    setup_ws = out[f"{STAGE}__timing__setup__ws"]
+    if len(clocks) == 1 and setup_ws is not None:
+        clock = clocks[0]
+        fmax = 1.0 / ((clock["period_ns"] - setup_ws) / NS_PER_S)
+        out[f"{STAGE}__timing__fmax"] = round(fmax, 3)
+        out[f"{STAGE}__timing__fmax__clock__{clock['name']}"] = round(fmax, 3)
+    slew = {c: int(values[f"timing__drv__max_slew__corner__{c}"]) for c in platform.corners}
+    for corner, count in slew.items():
+        out[f"{STAGE}__timing__drv__max_slew__corner__{corner}"] = count
+    out[f"{STAGE}__timing__drv__max_slew"] = max(slew.values())
+    out[UNCONSTRAINED_ENDPOINTS] = int(values["timing__unconstrained__count"])
+    for power_corner in platform.corners_with("power")[:1]:
+        for part in ("internal", "switching", "leakage"):
+            out[f"{STAGE}__power__{part}__total"] = values[f"power__{part}__total__corner__{power_corner}"]
+        out[f"{STAGE}__power__total"] = values[f"power__total__corner__{power_corner}"]
+        out[f"{STAGE}__power__nan_instances"] = int(
+            values[f"power__nan_instances__corner__{power_corner}"])
+    bad = [k for k, v in out.items() if isinstance(v, float) and not math.isfinite(v)]
+    if bad:
+        raise ToolError(f"{sta_json}: OpenSTA gave non-finite values for {', '.join(sorted(bad))}")
+    out["constraints__clocks__count"] = len(clocks)
+    out["constraints__clocks__details"] = [f"{c['name']}: {c['period_ns']:.4f}" for c in clocks]
+    return out
+
+
+def write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    tmp.replace(path)
+
+
+def merge_metadata(stages: list[dict], run_keys: dict[str, object]) -> dict[str, object]:
+    """Stage files in flow order, then run/provenance keys (as ORFS genMetrics.py merges)."""
+    merged: dict[str, object] = {}
+    for stage in stages:
+        merged.update(stage)
+    merged.update(run_keys)
+    return merged
+
+
+def key_table_markdown() -> str:
+    """The key table of docs/flow.md (a test keeps the two equal)."""
+    lines = ["| key | unit | comes from |", "| --- | --- | --- |"]
+    lines += [f"| `{k.key}` | {k.unit} | {k.source} |" for k in KEY_TABLE]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,70 @@
+"""The layout of one flow run; no other module builds these paths."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from closer.paths import repo_paths
+
+
+@dataclass(frozen=True)
+class FlowPaths:
+    """One run directory (default `runs/<design>/<config>/` in the checkout)::
+
+        <root>/
+          sc/<design>/job/<step>/0/   SiliconCompiler node directories (inputs/, outputs/,
+                                      reports/, <step>.log); reused when their inputs are unchanged
+          metrics/1_synth.json        ORFS-named synthesis metrics (Yosys stat)
+          metrics/1_synth_sta.json    ORFS-named timing and power metrics (OpenSTA)
+          metadata.json               all stage files merged, plus run__/constraints__ keys
+          metadata.previous.json      the last good metadata.json, kept when a later run fails
+          flow.json                   the run record: steps, wall time, peak memory, reuse
+          sc.log                      SiliconCompiler's own log of the last run
+          .lock                       held (flock) while a run uses this directory
+    """
+
+    root: Path
+    design: str
+
+    @property
+    def sc_build(self) -> Path:
+        return self.root / "sc"
+
+    def node_dir(self, step: str, job: str = "job") -> Path:
+        return self.sc_build / self.design / job / step / "0"
+
+    def node_log(self, step: str) -> Path:
+        return self.node_dir(step) / f"{step}.log"
+
+    @property
+    def metrics_dir(self) -> Path:
+        return self.root / "metrics"
+
+    @property
+    def synth_json(self) -> Path:
+        return self.metrics_dir / "1_synth.json"
+
+    @property
+    def sta_json(self) -> Path:
+        return self.metrics_dir / "1_synth_sta.json"
+
+    @property
+    def metadata(self) -> Path:
+        return self.root / "metadata.json"
+
+    @property
+    def previous_metadata(self) -> Path:
+        return self.root / "metadata.previous.json"
+
+    @property
+    def lock(self) -> Path:
+        return self.root / ".lock"
+
+    @property
+    def record(self) -> Path:
+        return self.root / "flow.json"
+
+
+def default_run_dir(design: str, config: str) -> Path:
+    return repo_paths().root / "runs" / design / config

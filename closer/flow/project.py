@@ -1,0 +1,111 @@
+"""Build the SiliconCompiler ASIC project for one run: design, platform, corners, flowgraph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from closer.designs.model import HDL_SUFFIXES, Design, DesignPaths
+from closer.flow.paths import FlowPaths
+from closer.flow.platform import Platform, sc_library
+from closer.flow.steps import Step
+from closer.pdk import PdkPaths
+
+JOB_NAME = "job"
+
+
+def sc_design(design: Design, paths: DesignPaths, config_name: str):
+    """The SiliconCompiler Design: fileset `rtl` (sources, include dirs, parameters), `sdc`."""
+    from siliconcompiler import Design as ScDesign
+
+    config = design.config(config_name)
+    sc = ScDesign(design.name)
+    with sc.active_fileset("rtl"):
+        sc.set_topmodule(design.top)
+        for source in paths.rtl(design):
+            sc.add_file(str(source), filetype=HDL_SUFFIXES[source.suffix])
+        for idir in paths.include_dirs(design):
+            sc.add_idir(str(idir))
+        for name, value in sorted(config.parameters.items()):
+            sc.set_param(name, _param_value(value))
+    with sc.active_fileset("sdc"):
+        sc.add_file(str(paths.sdc(design)), filetype="sdc")
+    return sc
+
+
+def _param_value(value: int | str | bool) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value)
+
+
+def build_project(design: Design, paths: DesignPaths, config_name: str, platform: Platform,
+                  pdk_paths: PdkPaths, steps: list[Step], flow_paths: FlowPaths, to: str,
+                  flow_name: str, log_stream=None):
+    """The ASIC project over the backend's whole step list, run up to step `to` (SiliconCompiler's
+    `option to`), so the graph and its name stay the same whatever `--to` is and the nodes of a
+    longer earlier run are reused. With `log_stream`, SiliconCompiler's console log goes there."""
+    from siliconcompiler import ASIC, Flowgraph
+
+    project = ASIC(sc_design(design, paths, config_name))
+    project.option.set_nodashboard(True)   # the CLI draws its own one-line progress
+    if log_stream is not None:
+        redirect_console_log(project, log_stream)
+    project.add_fileset(["rtl", "sdc"])
+    library = sc_library(platform, pdk_paths)
+    project.set_mainlib(library)
+    project.set_pdk(f"{platform.platform.name}_pdk")
+    project.set_asic_delaymodel(platform.platform.delay_model)
+    for corner, checks in platform.corners.items():
+        scenario = project.constraint.timing.make_scenario(corner)
+        scenario.add_libcorner(corner)
+        scenario.add_check(checks.checks)
+
+    flow = Flowgraph(flow_name)
+    previous = None
+    for step in steps:
+        flow.node(step.name, step.make_task())
+        if previous is not None:
+            flow.edge(previous, step.name)
+        previous = step.name
+    project.set_flow(flow)
+    project.option.add_to(to, clobber=True)
+    for step in steps:
+        _configure(project, step.name, design, platform)
+
+    option = project.option
+    option.set_hash(True)          # reuse keyed on file content, not timestamps
+    option.set_nodisplay(True)
+    option.set_quiet(True)
+    project.set("option", "builddir", str(flow_paths.sc_build))
+    project.set("option", "jobname", JOB_NAME)
+    return project
+
+
+def redirect_console_log(project, stream) -> None:
+    """Point SiliconCompiler's console handlers (node processes log through them via a queue) at
+    `stream`."""
+    import logging
+
+    for handler in project.logger.handlers:
+        if isinstance(handler, logging.StreamHandler) and not isinstance(handler,
+                                                                         logging.FileHandler):
+            handler.setStream(stream)
+
+
+def _configure(project, step_name: str, design: Design, platform: Platform) -> None:
+    """Task settings live in the project's schema: find the node's task there and set them."""
+    if step_name == "synth":
+        from siliconcompiler.tools.yosys.syn_asic import ASICSynthesis
+
+        task = ASICSynthesis.find_task(project)
+        task.add_yosys_synthesiscorner(platform.synthesis.corner, step=step_name, index="0",
+                                       clobber=True)
+        if any(Path(s).suffix in (".sv", ".svh") for s in design.sources.rtl):
+            task.set_yosys_useslang(True, step=step_name, index="0")  # needs Yosys's slang plugin
+    if step_name == "sta":
+        from closer.flow.sta_task import ClassicStaTask
+
+        ClassicStaTask.find_task(project).set_clock_port(design.clock.port, step=step_name,
+                                                         index="0")

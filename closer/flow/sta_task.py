@@ -1,0 +1,135 @@
+"""STA and power with Debian's OpenSTA (`sta`, 2.0.17) as a SiliconCompiler task.
+
+SiliconCompiler's own OpenSTA tasks need OpenSTA >= 2.6 and commands the 2019 build lacks, so the
+classic backend runs `scripts/closer_sta.tcl` instead. The corners and their checks come from the
+project's timing scenarios (one per Liberty corner); the clock port from the design. The script
+prints `CLOSER_METRIC name value` lines; `post_process` collects them into `reports/sta.json`
+and raises (fails the node) if the script did not finish.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+from siliconcompiler.asic import ASICTask
+
+SCRIPTS_DIR = Path(__file__).resolve().parent / "scripts"
+STA_JSON = "reports/sta.json"
+_METRIC = re.compile(r"^CLOSER_METRIC (\S+) (\S+)\s*$")
+_CLOCK = re.compile(r"^CLOSER_CLOCK (\S+) (\S+)\s*(.*)$")
+
+
+class StaParseError(RuntimeError):
+    """The STA log lacks the lines the script prints when it completes."""
+
+
+class ClassicStaTask(ASICTask):
+    def __init__(self) -> None:
+        super().__init__()
+        self.add_parameter("clock_port", "str", "top-level clock port that must carry a clock")
+
+    def tool(self) -> str:
+        return "opensta_classic"
+
+    def task(self) -> str:
+        return "sta"
+
+    def parse_version(self, stdout: str) -> str:
+        return stdout.strip().split()[0]
+
+    def set_clock_port(self, port: str, step: str | None = None, index: str | None = None) -> None:
+        self.set("var", "clock_port", port, step=step, index=index)
+
+    def setup(self) -> None:
+        super().setup()
+        self.set_exe("sta", vswitch="-version")
+        self.add_version(">=2.0")
+        self.set_script(str(SCRIPTS_DIR / "closer_sta.tcl"), dataroot=None)
+        self.add_regex("warnings", r"^Warning")
+        self.add_regex("errors", r"^Error")
+
+        self.add_input_file(ext="vg")
+        self.add_output_file(ext="vg")
+        self.add_required_key("var", "clock_port")
+        self.add_required_key("asic", "delaymodel")
+        self._add_clock_required_keys()
+        for scenario in self._scenarios():
+            self.add_required_key(scenario, "libcorner")
+            self.add_required_key(scenario, "check")
+            for lib, fileset in self._liberty_filesets(scenario):
+                self.add_required_key(lib, "asic", "libcornerfileset",
+                                      scenario.get_libcorner()[0], self.project.get("asic",
+                                                                                    "delaymodel"))
+                self.add_required_key(lib, "fileset", fileset, "file", "liberty")
+
+    def _scenarios(self):
+        return list(self.project.constraint.timing.get_scenario().values())
+
+    def _liberty_filesets(self, scenario):
+        delaymodel = self.project.get("asic", "delaymodel")
+        for libname in self.project.get("asic", "asiclib"):
+            lib = self.project.get_library(libname)
+            for corner in scenario.get_libcorner():
+                for fileset in lib.get("asic", "libcornerfileset", corner, delaymodel) or []:
+                    yield lib, fileset
+
+    def _sdc_files(self) -> list[str]:
+        files: list[str] = []
+        for lib, fileset in self.project.get_filesets():
+            files.extend(lib.find_files("fileset", fileset, "file", "sdc") or [])
+        return files
+
+    def pre_process(self) -> None:
+        super().pre_process()
+        corners = []
+        for scenario in self._scenarios():
+            libs = [f for lib, fs in self._liberty_filesets(scenario)
+                    for f in lib.find_files("fileset", fs, "file", "liberty")]
+            if len(libs) != 1:
+                raise ValueError(f"scenario {scenario.name}: expected one Liberty file, got {libs}")
+            corners.append(f"{{{scenario.name} {{{libs[0]}}} {{{' '.join(scenario.get_check())}}}}}")
+        sdc = self._sdc_files()
+        lines = [
+            f"set closer_top {{{self.design_topmodule}}}",
+            f"set closer_netlist {{inputs/{self.design_topmodule}.vg}}",
+            f"set closer_sdc {{{' '.join('{' + s + '}' for s in sdc)}}}",
+            f"set closer_corners {{{' '.join(corners)}}}",
+            f"set closer_clock_port {{{self.get('var', 'clock_port')}}}",
+        ]
+        Path("sta_config.tcl").write_text("\n".join(lines) + "\n")
+
+    def runtime_options(self):
+        return ["-no_init", "-exit", *super().runtime_options()]
+
+    def post_process(self) -> None:
+        super().post_process()
+        log = Path(self.get_logpath("exe"))
+        result = parse_sta_log(log.read_text(errors="replace"))
+        Path(STA_JSON).write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+        top = self.design_topmodule
+        shutil.copyfile(f"inputs/{top}.vg", f"outputs/{top}.vg")
+
+
+def parse_sta_log(text: str) -> dict:
+    """`CLOSER_METRIC`/`CLOSER_CLOCK` lines of a closer_sta.tcl log -> {"metrics", "clocks"}.
+
+    Values stay as OpenSTA reported them: slack in seconds, power in watts, clock period in the
+    Liberty time unit (ns). Raises StaParseError when the script's end marker is missing.
+    """
+    metrics: dict[str, float] = {}
+    clocks: list[dict] = []
+    done = False
+    for line in text.splitlines():
+        if match := _METRIC.match(line):
+            metrics[match.group(1)] = float(match.group(2))
+        elif match := _CLOCK.match(line):
+            clocks.append({"name": match.group(1), "period_ns": float(match.group(2)),
+                           "sources": match.group(3).split()})
+        elif line.strip() == "CLOSER_DONE":
+            done = True
+    if not done:
+        raise StaParseError("closer_sta.tcl did not finish (no CLOSER_DONE line)")
+    return {"metrics": metrics, "clocks": clocks}

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# The main job on the built-in default design (gcd): the largest real piece that exists so far.
+# The main job on the built-in default design (gcd), as far as the product exists: check the
+# toolchain and PDK, run the flow (lint, synthesis, three-corner STA and power) with real tools,
+# and score the ORFS-keyed metadata.json with the gated reward.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
+OUT=${CLOSER_DEMO_OUT:-runs/demo/gcd}
 closer doctor
-closer pdk check
+closer flow run gcd --to sta --out "$OUT"
+closer reward --metrics "$OUT/metadata.json" --targets designs/gcd/targets.toml
+echo "metadata: $OUT/metadata.json"

@@ -1,0 +1,1 @@
+"""Reports over saved run records (`closer report`)."""

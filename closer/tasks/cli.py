@@ -1,0 +1,102 @@
+"""`closer task generate|run|export-harbor` and `closer evaluate`: options -> models -> library."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from closer.tasks.models import BUDGET_TIERS, TaskKind
+
+
+def _csv(values: str | None, allowed: list[str], what: str) -> list[str] | None:
+    if values is None:
+        return None
+    items = [v.strip() for v in values.split(",") if v.strip()]
+    unknown = [v for v in items if v not in allowed]
+    if unknown:
+        raise click.BadParameter(f"unknown {what} {unknown}; known: {', '.join(allowed)}")
+    return items
+
+
+@click.group("task")
+def task_group() -> None:
+    """Stage-paired tasks: generate, run an agent, export to Harbor."""
+
+
+@task_group.command("generate")
+@click.argument("design")
+@click.option("--kinds", default=None, help="Comma list of A,B,C (default all).")
+@click.option("--budgets", default=None, help="Comma list of low,medium,high (default all).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
+def generate_command(design: str, kinds: str | None, budgets: str | None, out: Path) -> None:
+    """Generate the A/B/C x budget tasks of DESIGN into OUT (tasks/, hidden/, suite.json)."""
+    from closer.tasks.generate import generate_suite
+
+    kind_list = _csv(kinds, [k.value for k in TaskKind], "kind")
+    manifest = generate_suite(design, out, [TaskKind(k) for k in kind_list] if kind_list else None,
+                              _csv(budgets, list(BUDGET_TIERS), "budget"))
+    for entry in manifest.tasks:
+        click.echo(f"{entry.task_id:<20} {entry.checksum[:16]}  {out / entry.path}")
+    click.echo(f"suite {manifest.suite_version}: {len(manifest.tasks)} tasks; manifest {out / 'suite.json'}")
+
+
+@click.command("evaluate")
+@click.argument("workspace", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--task", "task_dir", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Evaluation folder (default: WORKSPACE/../evaluation).")
+@click.option("--json", "as_json", is_flag=True)
+def evaluate_command(workspace: Path, task_dir: Path, out: Path | None, as_json: bool) -> None:
+    """Score WORKSPACE on a pristine copy of TASK under the hidden conditions."""
+    from closer.tasks.evaluate import evaluate
+
+    out = out or workspace.resolve().parent / "evaluation"
+    record = evaluate(workspace, task_dir, out)
+    if as_json:
+        click.echo(record.model_dump_json(indent=2))
+        return
+    click.echo(f"task {record.task_id}: accepted {record.accepted}, scored {record.scored}, "
+               f"reward {record.reward}, gates {json.dumps(record.gates)}")
+    if record.verifier_error:
+        click.echo(f"  {record.verifier_error}")
+    if record.failing_gates:
+        click.echo(f"  failing gates: {', '.join(record.failing_gates)}")
+    click.echo(f"record {out / 'evaluation.json'}")
+
+
+@task_group.command("run")
+@click.argument("task_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--agent", required=True, help="null | oracle | sweep | a command line with {workspace} and "
+                                             "{instructions} placeholders")
+@click.option("--label", default=None, help="Agent label for a command agent (default: the program name).")
+@click.option("--backend", default=None, help="Backend label of a command agent (e.g. the LLM server).")
+@click.option("--model", default=None, help="Model label of a command agent.")
+@click.option("--quantization", default=None, help="Quantization label of a command agent.")
+@click.option("--trials", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option("--wall-s", type=float, default=None, help="Override the tier's wall clock (seconds).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
+def run_command(task_dir: Path, agent: str, label: str | None, backend: str | None, model: str | None,
+                quantization: str | None, trials: int, wall_s: float | None, out: Path) -> None:
+    """Run AGENT on TASK_DIR for N trials; one JSON record per trial and a Markdown summary in OUT."""
+    from closer.agents import resolve_agent
+    from closer.tasks.runner import run_trials
+
+    spec = resolve_agent(agent, label=label, backend=backend, model=model, quantization=quantization)
+    records = run_trials(task_dir, spec, trials, out, wall_s=wall_s)
+    for rec in records:
+        click.echo(f"{rec.task_id} trial {rec.trial} [{rec.agent}] state {rec.run_state}: reward {rec.reward} "
+                   f"({rec.run_state_reason})")
+    click.echo(f"records in {out}")
+
+
+@task_group.command("export-harbor")
+@click.argument("task_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
+def export_harbor_command(task_dir: Path, out: Path) -> None:
+    """Write TASK_DIR as a Harbor task folder in OUT (validated against the task.toml schema)."""
+    from closer.tasks.harbor import export_harbor
+
+    written = export_harbor(task_dir, out)
+    click.echo(f"harbor task {written}")

@@ -1,0 +1,260 @@
+"""`closer evaluate WORKSPACE --task TASK`: the pristine evaluator.
+
+Only the edit surface is taken from the candidate workspace and copied onto a pristine copy of
+the task's starting workspace; a changed or deleted locked file rejects the submission (recorded,
+never scored). The rebuild uses the task's own scripts and the hidden conditions: the functional
+oracle on the hidden workloads and widths, `closer flow` to STA, gate-level simulation of the
+synthesized netlist; then `closer.reward` on the hidden targets. The public tests run too, and
+the record carries both (their gap is a reported measure).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from closer import __version__
+from closer import metrics as mk
+from closer.errors import InputError
+from closer.reward import GateUnmeasured, MetricNotFound, compute_reward, load_targets, metrics_from_mapping
+from closer.tasks import checks
+from closer.tasks.models import HiddenConfig, LockedManifest, TaskConfig, TaskKind
+from closer.tasks.paths import EvalPaths, TaskPaths, in_surface, sha256_file, workspace_files
+
+PHYSICAL_MISSING = ("the physical flow (place, route, finish-stage multi-corner STA with the "
+                    "unconstrained-path audit, DRC, LVS) has no API the evaluator can call yet "
+                    "(closer.flow.runner stops at sta; closer.physical has no run entry point)")
+
+
+class LockedViolation(BaseModel):
+    path: str
+    problem: str  # changed | deleted
+    expected_sha256: str
+    found_sha256: str | None = None
+
+
+class CheckSummary(BaseModel):
+    tests: int
+    failed: int
+    cycles: int | None = None
+    errors: list[str] = Field(default_factory=list)
+    runs: list[dict] = Field(default_factory=list)
+
+
+class EvaluationRecord(BaseModel):
+    """evaluation.json (schema: closer/schemas/task-evaluation.schema.json)."""
+
+    model_config = ConfigDict(extra="forbid")
+    schema_version: str = "1"
+    task_id: str
+    suite_version: str
+    design: str
+    kind: TaskKind
+    budget_tier: str
+    evaluated_at: str
+    workspace: str
+    accepted: bool = Field(description="false: a locked file was changed or deleted; not scored")
+    locked_violations: list[LockedViolation] = Field(default_factory=list)
+    ignored_files: list[str] = Field(default_factory=list, description="added outside the surface")
+    surface_files: dict[str, str] = Field(default_factory=dict, description="path -> SHA-256 taken")
+    scored: bool = Field(description="every required gate was measured and a reward computed")
+    verifier_error: str | None = None
+    reward: float | None = None
+    gate: int | None = None
+    gates: dict[str, str] = Field(default_factory=dict)
+    failing_gates: list[str] = Field(default_factory=list)
+    gate_reasons: dict[str, str] = Field(default_factory=dict)
+    public_reward: float | None = Field(None, description="the reward with the public tests as the func gate")
+    public_private_gap: float | None = Field(None, description="public_reward - reward")
+    func_pass_gap: float | None = Field(None, description="public pass fraction - hidden pass fraction")
+    public: CheckSummary | None = None
+    hidden: CheckSummary | None = None
+    gls: CheckSummary | None = None
+    flow_error: str | None = None
+    metrics: dict[str, object] = Field(default_factory=dict)
+    reward_result: dict | None = None
+    provenance: dict[str, object] = Field(default_factory=dict)
+    wall_s: float = 0.0
+
+
+def load_task(task_dir: Path) -> tuple[TaskPaths, TaskConfig]:
+    paths = TaskPaths(task_dir.resolve()).require()
+    try:
+        return paths, TaskConfig.model_validate_json(paths.config.read_text())
+    except ValueError as exc:
+        raise InputError(f"{paths.config}: {exc}") from exc
+
+
+def load_hidden(paths: TaskPaths) -> HiddenConfig:
+    if not paths.hidden.config.is_file():
+        raise InputError(f"{paths.hidden.config} does not exist: the task's hidden part is missing "
+                         "(it is written next to tasks/ by `closer task generate`)")
+    return HiddenConfig.model_validate_json(paths.hidden.config.read_text())
+
+
+def check_locked(workspace: Path, locked: LockedManifest, surface: dict) -> tuple[list[LockedViolation], list[str]]:
+    violations = []
+    for entry in locked.files:
+        path = workspace / entry.path
+        if not path.is_file():
+            violations.append(LockedViolation(path=entry.path, problem="deleted", expected_sha256=entry.sha256))
+            continue
+        found = sha256_file(path)
+        if found != entry.sha256:
+            violations.append(LockedViolation(path=entry.path, problem="changed", expected_sha256=entry.sha256,
+                                              found_sha256=found))
+    known = {e.path for e in locked.files}
+    ignored = [rel for rel in workspace_files(workspace) if rel not in known and not in_surface(rel, surface)]
+    return violations, ignored
+
+
+def build_tree(pristine: Path, candidate: Path, surface: dict, tree: Path) -> dict[str, str]:
+    """Pristine workspace with its surface files replaced by the candidate's; returns what was taken."""
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(pristine, tree)
+    for rel in workspace_files(tree):
+        if in_surface(rel, surface):
+            (tree / rel).unlink()
+    taken = {}
+    for rel in workspace_files(candidate):
+        if in_surface(rel, surface):
+            dest = tree / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(candidate / rel, dest)
+            taken[rel] = sha256_file(dest)
+    return taken
+
+
+def evaluate(workspace: Path, task_dir: Path, out: Path) -> EvaluationRecord:
+    start = time.monotonic()
+    workspace = workspace.resolve()
+    if not workspace.is_dir():
+        raise InputError(f"workspace {workspace} is not a folder")
+    paths, task = load_task(task_dir)
+    hidden = load_hidden(paths)
+    ep = EvalPaths(out.resolve())
+    ep.root.mkdir(parents=True, exist_ok=True)
+    locked = LockedManifest.model_validate_json(paths.locked.read_text())
+    violations, ignored = check_locked(workspace, locked, task.edit_surface)
+    record = EvaluationRecord(
+        task_id=task.task_id, suite_version=task.suite_version, design=task.design, kind=task.kind,
+        budget_tier=task.budget_tier, evaluated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        workspace=str(workspace), accepted=not violations, locked_violations=violations,
+        ignored_files=ignored, scored=False)
+    if violations:
+        record.verifier_error = ("rejected: locked file(s) " + ", ".join(f"{v.path} ({v.problem})" for v in violations))
+        record.reward, record.gate = 0.0, 0
+        return _finish(record, ep, start)
+    record.surface_files = build_tree(paths.workspace, workspace, task.edit_surface, ep.tree)
+    _score(record, task, hidden, paths, ep)
+    return _finish(record, ep, start)
+
+
+def _score(record: EvaluationRecord, task: TaskConfig, hidden: HiddenConfig, paths: TaskPaths, ep: EvalPaths) -> None:
+    tree = ep.tree
+    sources = [tree / rel for rel in task.rtl]
+    oracle = paths.hidden.oracle
+    public = checks.run_functional(sources, task.top, oracle, task.test_module, task.public, task.parameters,
+                                   task.config, ep.root / "sim" / "public")
+    record.public = _summary(public)
+    hid = checks.run_functional(sources, task.top, oracle, task.test_module, hidden.hidden, hidden.parameters,
+                                task.config, ep.root / "sim" / "hidden")
+    record.hidden = _summary(hid)
+    metrics: dict[str, object] = checks.func_metrics(hid)
+    if hid.failed:
+        # the func gate already fails (reward 0): synthesis and GLS would not change the score
+        record.flow_error = "not run: the hidden functional tests failed"
+        gls = checks.FuncResult(tests=0, failed=0, errors=["not run: the hidden functional tests failed"])
+        record.gls = _summary(gls)
+        _reward(record, task, hidden, paths, ep, metrics, public, hid)
+        return
+    folder = checks.write_design_folder(tree, task, {task.config: task.parameters[task.config]},
+                                        ep.design_folder(task.design))
+    flow = checks.run_synthesis(folder, task, ep.flow)
+    record.flow_error = flow.error
+    metrics.update(flow.metrics)
+    if flow.netlist is not None:
+        gls = checks.run_gate_level(flow.netlist, task.top, oracle, task.test_module, hidden.hidden,
+                                    hidden.parameters[task.config], ep.root / "sim" / "gls")
+    else:
+        gls = checks.FuncResult(tests=1, failed=1, errors=[flow.error or "no synthesized netlist"])
+    record.gls = _summary(gls)
+    metrics.update(checks.gls_metrics(gls))
+    _reward(record, task, hidden, paths, ep, metrics, public, hid)
+
+
+def _reward(record: EvaluationRecord, task: TaskConfig, hidden: HiddenConfig, paths: TaskPaths, ep: EvalPaths,
+            metrics: dict, public: checks.FuncResult, hid: checks.FuncResult) -> None:
+    record.metrics = metrics
+    if public.tests and hid.tests:
+        record.func_pass_gap = round((public.tests - public.failed) / public.tests
+                                     - (hid.tests - hid.failed) / hid.tests, 6)
+    ep.metrics.write_text(json.dumps(metrics, indent=1, sort_keys=True, default=str) + "\n")
+    from importlib.metadata import version
+
+    record.provenance = {k: v for k, v in metrics.items() if k.startswith("run__")}
+    record.provenance.update({"task_design_revision": task.design_revision, "suite_version": task.suite_version,
+                              "cocotb": version("cocotb"), "simulator": "icarus"})
+    targets = load_targets(paths.hidden.targets)
+    try:
+        result = compute_reward(metrics_from_mapping(metrics, str(ep.metrics)), targets)
+    except (GateUnmeasured, MetricNotFound) as exc:
+        missing = PHYSICAL_MISSING if task.flow_to == "finish" else "a required metric was not produced"
+        record.verifier_error = f"not scored: {exc} ({missing})"
+        record.gates = observed_gates(metrics, hidden.gates, str(ep.metrics))
+        record.failing_gates = [g for g, status in record.gates.items() if status == "fail"]
+        return
+    _apply_reward(record, result)
+    # the public reward: the same metrics with the public tests as the func gate (cycles stay hidden)
+    pub_metrics = dict(metrics) | {mk.FUNC_TESTS_TOTAL: public.tests, mk.FUNC_TESTS_FAILED: public.failed}
+    try:
+        public_result = compute_reward(metrics_from_mapping(pub_metrics, "public"), targets)
+        record.public_reward = public_result.reward
+        record.public_private_gap = public_result.reward - result.reward
+    except (GateUnmeasured, MetricNotFound):
+        record.public_reward = None
+
+
+def observed_gates(metrics: dict, gates: list[str], label: str) -> dict[str, str]:
+    """What the metrics show for each required gate when no reward could be computed."""
+    from closer.reward.gates import GATES, observe
+    from closer.reward.targets import GateName
+
+    values = metrics_from_mapping(metrics, label)
+    out = {}
+    for gate in gates:
+        observed = observe(GATES[GateName(gate)], values).observed.value
+        out[gate] = "not_measured" if observed == "unmeasured" else observed
+    return out
+
+
+def _apply_reward(record: EvaluationRecord, result) -> None:
+    record.scored = True
+    record.reward = result.reward
+    record.gate = result.gate
+    record.gates = {k: v.value for k, v in result.gates.items()}
+    record.failing_gates = [k for k, v in result.gates.items() if v.value == "fail"]
+    record.gate_reasons = {k: d.reason for k, d in result.gate_details.items() if d.required}
+    record.reward_result = result.model_dump(mode="json")
+
+
+def _summary(result: checks.FuncResult) -> CheckSummary:
+    return CheckSummary(tests=result.tests, failed=result.failed, cycles=result.cycles,
+                        errors=result.errors, runs=result.runs)
+
+
+def _finish(record: EvaluationRecord, ep: EvalPaths, start: float) -> EvaluationRecord:
+    record.wall_s = round(time.monotonic() - start, 3)
+    record.provenance.setdefault("closer_version", __version__)
+    if record.reward_result is not None:
+        ep.reward.write_text(json.dumps(record.reward_result, indent=2) + "\n")
+    if record.reward is not None and not math.isfinite(record.reward):
+        raise AssertionError("non-finite reward")
+    ep.record.write_text(record.model_dump_json(indent=2) + "\n")
+    return record

@@ -1,0 +1,256 @@
+"""`closer task generate`: one design (spec, golden RTL, weak variant, tasks.toml) -> the A/B/C x
+budget tasks, each a folder with its workspace and manifests, plus the hidden part written
+outside the task folder, plus the suite manifest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import string
+from datetime import datetime, timezone
+from pathlib import Path
+
+import tomli_w
+
+from closer import __version__
+from closer.budget import BudgetOverride, ToolClass, resolve_budget
+from closer.designs.model import Design, DesignPaths, load_design
+from closer.errors import InputError
+from closer.metered.config import ToolConfig
+from closer.metered.instructions import agent_instructions
+from closer.paths import repo_paths
+from closer.tasks.models import (BUDGET_TIERS, KIND_TITLES, SUITE_VERSION, DesignTasks, FileDigest,
+                                 HiddenConfig, KindSpec, LockedManifest, StartPoint, SuiteEntry,
+                                 SuiteManifest, TaskConfig, TaskKind, load_design_tasks)
+from closer.tasks.paths import (SuitePaths, in_surface, sha256_file, tree_checksum,
+                                workspace_files)
+
+TASKS_TOML = "tasks.toml"
+ORACLE_PUBLIC_EXCLUDE = ("hidden", "faults", "__pycache__", "README.md")
+GOALS = {
+    TaskKind.A: ("Write synthesizable RTL for the specification. It is checked by simulation, "
+                 "synthesized to sky130_fd_sc_hd and simulated again at gate level; area and "
+                 "cycles are scored."),
+    TaskKind.B: ("The workspace holds a correct but weak implementation with its constraints, "
+                 "floorplan and flow settings. Close it to a clean layout (GDS) that meets the "
+                 "targets: change the RTL, constraints, floorplan or flow settings."),
+    TaskKind.C: ("Implement the specification and take it to a clean layout (GDS) that meets "
+                 "the targets: you own the RTL, constraints, floorplan and flow settings."),
+}
+B_C_PHYSICAL_FILES = {
+    "floorplan/floorplan.toml": (
+        "# Floorplan settings of the physical flow (closer/physical): core utilization and aspect\n"
+        "core_utilization = 0.40\naspect_ratio = 1.0\n"),
+    "flow/settings.toml": (
+        "# Flow settings of the physical flow (closer/physical): placement density\n"
+        "place_density = 0.60\n"),
+}
+
+
+def task_id(design: str, kind: TaskKind, tier: str) -> str:
+    return f"{design}-{kind.value}-{tier}"
+
+
+def generate_suite(design_name: str, out: Path, kinds: list[TaskKind] | None = None,
+                   budgets: list[str] | None = None) -> SuiteManifest:
+    design, dpaths = load_design(design_name)
+    spec_file = dpaths.root / TASKS_TOML
+    tasks = load_design_tasks(spec_file)
+    _check_inputs(tasks, design, dpaths, spec_file)
+    kinds = kinds or list(TaskKind)
+    budgets = budgets or list(BUDGET_TIERS)
+    for tier in budgets:
+        resolve_budget(BudgetOverride(tier=tier))  # unknown tiers fail before anything is written
+    suite = SuitePaths(out.resolve())
+    entries = {e.task_id: e for e in _existing_entries(suite)}
+    for kind in kinds:
+        for tier in budgets:
+            entry = write_task(suite, design, dpaths, tasks, kind, tier)
+            entries[entry.task_id] = entry
+    manifest = SuiteManifest(suite_version=SUITE_VERSION,
+                             generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                             closer_version=__version__, tasks=sorted(entries.values(), key=lambda e: e.task_id))
+    suite.manifest.write_text(manifest.model_dump_json(indent=2) + "\n")
+    return manifest
+
+
+def _existing_entries(suite: SuitePaths) -> list[SuiteEntry]:
+    if not suite.manifest.is_file():
+        return []
+    old = SuiteManifest.model_validate_json(suite.manifest.read_text())
+    if old.suite_version != SUITE_VERSION:
+        raise InputError(f"{suite.manifest}: suite version {old.suite_version} differs from this "
+                         f"closer's {SUITE_VERSION}; generate into a new folder")
+    return old.tasks
+
+
+def _check_inputs(tasks: DesignTasks, design: Design, dpaths: DesignPaths, spec_file: Path) -> None:
+    if not (dpaths.root / tasks.spec).is_file():
+        raise InputError(f"{spec_file}: key spec: {dpaths.root / tasks.spec} does not exist")
+    if not (dpaths.root / tasks.oracle / f"{tasks.test_module}.py").is_file():
+        raise InputError(f"{spec_file}: keys oracle/test_module: no "
+                         f"{dpaths.root / tasks.oracle / tasks.test_module}.py")
+    for rel, src in tasks.reference.items():
+        if not (dpaths.root / src).is_file():
+            raise InputError(f"{spec_file}: key reference.{rel}: {dpaths.root / src} does not exist")
+    needs_weak = any(k.start is StartPoint.WEAK for k in tasks.kinds.values())
+    if needs_weak and (tasks.weak is None or not (dpaths.root / tasks.weak).is_dir()):
+        raise InputError(f"{spec_file}: key weak: a kind starts from the weak variant but "
+                         f"{dpaths.root / (tasks.weak or 'weak')} is not a folder")
+    for which, cond in (("public", tasks.public), ("hidden", tasks.hidden)):
+        for config in cond.configs:
+            if config not in design.configs:
+                raise InputError(f"{spec_file}: key {which}.configs: design.toml has no config {config!r}")
+    design.config(tasks.config)
+    for kind, targets in tasks.targets.items():
+        from closer.reward import targets_from_dict
+        targets_from_dict(_targets_dict(tasks.kinds[kind], targets), f"{spec_file} [targets.{kind.value}]")
+
+
+def _targets_dict(kind: KindSpec, targets) -> dict:
+    return {"gates": {"required": list(kind.gates)},
+            "targets": [t.model_dump() for t in targets]}
+
+
+def design_revision(dpaths: DesignPaths, design: Design, tasks: DesignTasks) -> str:
+    digest = hashlib.sha256()
+    files = [*dpaths.rtl(design), dpaths.sdc(design), dpaths.root / TASKS_TOML, dpaths.root / tasks.spec]
+    for path in files:
+        digest.update(path.name.encode() + sha256_file(path).encode())
+    return digest.hexdigest()[:16]
+
+
+def skeleton(golden: Path, top: str) -> str:
+    """The golden top module's ANSI header (parameters and ports) with an empty body."""
+    text = golden.read_text()
+    match = re.search(rf"\bmodule\s+{re.escape(top)}\b.*?\)\s*;", text, re.DOTALL)
+    if match is None:
+        raise InputError(f"{golden}: no ANSI-style header of module {top!r} to derive the skeleton from")
+    return (f"// Interface of `{top}` (see spec.md). Implement the behaviour in this module.\n"
+            f"{match.group(0)}\n\n    // TODO: implement (see spec.md)\n\nendmodule\n")
+
+
+def write_task(suite: SuitePaths, design: Design, dpaths: DesignPaths, tasks: DesignTasks,
+               kind: TaskKind, tier: str) -> SuiteEntry:
+    tid = task_id(design.name, kind, tier)
+    paths, hidden = suite.task(tid), suite.hidden(tid)
+    for folder in (paths.root, hidden.root):
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+    spec = tasks.kinds[kind]
+    sdc_rel = f"constraints/{dpaths.sdc(design).name}"
+    rtl_rel = list(tasks.reference)
+    params = {c: dict(design.config(c).parameters) for c in {tasks.config, *tasks.public.configs}}
+    config = TaskConfig(
+        task_id=tid, suite_version=SUITE_VERSION, design=design.name, top=design.top, config=tasks.config,
+        kind=kind, budget_tier=tier, rtl=rtl_rel, sdc=sdc_rel, clock_port=design.clock.port,
+        clock_period_ns=design.clock.period_ns, edit_surface={p: l for p, l in spec.edit_surface.items()},
+        public=tasks.public, test_module=tasks.test_module, flow_to=spec.flow_to,
+        design_revision=design_revision(dpaths, design, tasks), parameters=params)
+    _write_workspace(paths.workspace, design, dpaths, tasks, spec, config)
+    paths.manifests.mkdir()
+    paths.edit_surface.write_text(json.dumps({p: l.value for p, l in spec.edit_surface.items()}, indent=2) + "\n")
+    paths.config.write_text(config.model_dump_json(indent=2) + "\n")
+    locked = lock_manifest(paths.workspace, config)
+    paths.locked.write_text(locked.model_dump_json(indent=2) + "\n")
+    tool_config = ToolConfig.model_validate(_tools_toml(config))
+    paths.instruction.write_text(render_instruction(config, spec, tool_config, tasks))
+    _write_hidden(hidden, design, dpaths, tasks, spec, kind, tid)
+    return SuiteEntry(task_id=tid, design=design.name, kind=kind, budget_tier=tier,
+                      path=str(paths.root.relative_to(suite.root)), checksum=tree_checksum(paths.root),
+                      hidden_checksum=tree_checksum(hidden.root))
+
+
+def lock_manifest(workspace: Path, config: TaskConfig) -> LockedManifest:
+    files = [FileDigest(path=rel, sha256=sha256_file(workspace / rel), size=(workspace / rel).stat().st_size)
+             for rel in workspace_files(workspace) if not in_surface(rel, config.edit_surface)]
+    return LockedManifest(task_id=config.task_id, files=files)
+
+
+def _write_workspace(ws: Path, design: Design, dpaths: DesignPaths, tasks: DesignTasks, spec: KindSpec,
+                     config: TaskConfig) -> None:
+    ws.mkdir(parents=True)
+    shutil.copy2(dpaths.root / tasks.spec, ws / "spec.md")
+    golden = {rel: dpaths.root / src for rel, src in tasks.reference.items()}
+    for rel, src in golden.items():
+        dest = ws / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if spec.start is StartPoint.SKELETON:
+            if Path(rel).name == f"{design.top}{src.suffix}" or len(golden) == 1:
+                dest.write_text(skeleton(src, design.top))
+        elif spec.start is StartPoint.WEAK:
+            shutil.copy2(dpaths.root / tasks.weak / rel, dest)
+        else:
+            shutil.copy2(src, dest)
+    (ws / "constraints").mkdir(exist_ok=True)
+    shutil.copy2(dpaths.sdc(design), ws / config.sdc)
+    if config.kind in (TaskKind.B, TaskKind.C):
+        for rel, text in B_C_PHYSICAL_FILES.items():
+            (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+            (ws / rel).write_text(text)
+    _copy_oracle(dpaths.root / tasks.oracle, ws / "tests")
+    (ws / "task.json").write_text(config.model_dump_json(indent=2) + "\n")
+    (ws / ".closer").mkdir()
+    (ws / ".closer" / "tools.toml").write_text(tomli_w.dumps(_tools_toml(config)))
+
+
+def _copy_oracle(src: Path, dest: Path) -> None:
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns(*ORACLE_PUBLIC_EXCLUDE))
+
+
+def _tools_toml(config: TaskConfig) -> dict:
+    def cmd(tool: str) -> dict:
+        return {"commands": [["{python}", "-m", "closer.tasks.public_check", tool, "--workspace", "{workspace}",
+                              "--results", "{results}", "--metrics", "{metrics}"]],
+                "timeout_s": 1800.0, "version": ["{python}", "-m", "closer.tasks.public_check", "--version"]}
+
+    return {
+        "run": {"design": config.design, "pdk_corner": "tt_025C_1v80"},
+        "budget": {"tier": config.budget_tier},
+        "surface": {"include": list(config.edit_surface), "exclude": []},
+        "layers": _layers(config),
+        "reward": {"estimator": "closer.tasks.estimator:estimate"},
+        "tools": {ToolClass.SIM.value: cmd("sim"), ToolClass.SYNTH.value: cmd("synth"),
+                  ToolClass.VERIFY.value: cmd("verify")},
+    }
+
+
+def _layers(config: TaskConfig) -> dict[str, list[str]]:
+    layers: dict[str, list[str]] = {}
+    for pattern, layer in config.edit_surface.items():
+        layers.setdefault(layer.value, []).append(pattern)
+    return layers
+
+
+def render_instruction(config: TaskConfig, spec: KindSpec, tool_config: ToolConfig, tasks: DesignTasks) -> str:
+    template = string.Template((repo_paths().tasks / "instruction.md.tmpl").read_text())
+    budget = resolve_budget(tool_config.budget)
+    surface = "\n".join(["| pattern | layer |", "|---|---|",
+                         *(f"| `{p}` | {l.value} |" for p, l in config.edit_surface.items())])
+    pub = config.public
+    public_summary = (f"configs {', '.join(pub.configs)}, seeds {', '.join(map(str, pub.seeds))}, "
+                      f"{pub.count} requests each")
+    params = ", ".join(f"{k}={v}" for k, v in config.parameters[config.config].items()) or "none"
+    return template.substitute(
+        task_id=config.task_id, kind_title=KIND_TITLES[config.kind], design=config.design,
+        budget_tier=config.budget_tier, goal=GOALS[config.kind], top=config.top, config=config.config,
+        parameters=params, surface_table=surface, public_summary=public_summary,
+        gates=", ".join(spec.gates), tools=agent_instructions(tool_config, budget))
+
+
+def _write_hidden(hidden, design: Design, dpaths: DesignPaths, tasks: DesignTasks, spec: KindSpec,
+                  kind: TaskKind, tid: str) -> None:
+    params = {c: dict(design.config(c).parameters) for c in {tasks.config, *tasks.hidden.configs}}
+    cfg = HiddenConfig(task_id=tid, hidden=tasks.hidden, gates=list(spec.gates), parameters=params)
+    hidden.config.write_text(cfg.model_dump_json(indent=2) + "\n")
+    hidden.targets.write_text(tomli_w.dumps(_targets_dict(spec, tasks.targets.get(kind, []))))
+    shutil.copytree(dpaths.root / tasks.oracle, hidden.oracle,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    hidden.solution.mkdir()
+    for rel, src in tasks.reference.items():
+        dest = hidden.solution / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(dpaths.root / src, dest)

@@ -1,0 +1,212 @@
+"""`closer task run`: copy the workspace, start the agent with the metered tools on PATH, enforce
+the wall clock, keep the trajectory, evaluate on the pristine tree and classify the run state.
+One RunRecord (run-record.schema.json) per trial; records are written once and never edited.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from closer import __version__
+from closer.agents import AgentSpec
+from closer.errors import CloserError, InputError, ToolMissing, ToolTimeout
+from closer.metered.run import load_run_info, start_run
+from closer.metered.paths import WorkspacePaths
+from closer.metered.runstate import AgentExit, RunEvidence, classify_run, count_infra_errors
+from closer.procs import Command, run
+from closer.tasks.evaluate import EvaluationRecord, evaluate, load_task
+from closer.trajectory.summary import resolve_params, summarize_trajectory
+
+CLOSER_TOOL_SHIM = """#!{python}
+import sys
+from closer.metered.cli import main
+sys.exit(main())
+"""
+
+
+class RunRecord(BaseModel):
+    """One trial of one agent on one task (schema: closer/schemas/run-record.schema.json)."""
+
+    model_config = ConfigDict(extra="forbid")
+    schema_version: str = "1"
+    task_id: str
+    kind: str
+    design: str
+    budget_tier: str
+    trial: int
+    agent: str
+    machinery_baseline: bool = Field(description="a harness baseline (null/oracle/sweep), not an agent under test")
+    agent_backend: str | None
+    agent_model: str | None
+    agent_quantization: str | None
+    run_id: str | None
+    started_at: str
+    agent_exit: str
+    agent_returncode: int | None
+    agent_wall_s: float
+    run_state: str
+    run_state_rule: int
+    run_state_reason: str
+    reward: float | None
+    scored: bool
+    accepted: bool
+    gates: dict[str, str]
+    failing_gates: list[str]
+    verifier_error: str | None
+    raw_metrics: dict[str, object]
+    auc_wall: float | None
+    auc_cost: float | None
+    best_public_reward: float | None
+    time_to_first_feasible_s: float | None
+    cost_to_first_feasible: float | None
+    calls_by_tool: dict[str, int]
+    outcomes: dict[str, int]
+    curve: list[dict] = Field(default_factory=list, description="best-so-far steps of the public estimate")
+    public_reward: float | None
+    public_private_gap: float | None
+    func_pass_gap: float | None
+    locked_violations: list[dict]
+    suite_version: str
+    tool_versions: dict[str, object]
+    closer_version: str
+    paths: dict[str, str]
+
+
+def _shim(bin_dir: Path) -> None:
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    shim = bin_dir / "closer-tool"
+    shim.write_text(CLOSER_TOOL_SHIM.format(python=sys.executable))
+    shim.chmod(0o755)
+
+
+def run_trials(task_dir: Path, agent: AgentSpec, trials: int, out: Path, wall_s: float | None = None) -> list[RunRecord]:
+    paths, task = load_task(task_dir)
+    out = out.resolve()
+    records = []
+    for trial in range(1, trials + 1):
+        trial_dir = out / task.task_id / agent.label / f"trial-{trial}"
+        if (trial_dir / "record.json").exists():
+            raise InputError(f"{trial_dir / 'record.json'} exists: records are never overwritten; "
+                             "use another --out")
+        records.append(run_trial(paths.root, agent, trial, trial_dir, wall_s))
+    write_summary(out)
+    return records
+
+
+def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wall_s: float | None) -> RunRecord:
+    paths, task = load_task(task_dir)
+    trial_dir.mkdir(parents=True, exist_ok=True)
+    ws = WorkspacePaths(trial_dir / "workspace")
+    shutil.rmtree(ws.root, ignore_errors=True)
+    shutil.copytree(paths.workspace, ws.root)
+    shutil.copyfile(paths.instruction, trial_dir / "instruction.md")
+    _shim(trial_dir / "bin")
+    harness_errors: list[str] = []
+    info = start_run(ws)
+    limit = min(info.budget.wall_s, wall_s) if wall_s else info.budget.wall_s
+    solution = paths.hidden.solution if agent.needs_solution else None
+    argv = agent.argv(ws.root, trial_dir / "instruction.md", solution)
+    env = {"PATH": os.pathsep.join([str(trial_dir / "bin"), str(Path(sys.executable).parent),
+                                    os.environ.get("PATH", "")]),
+           "CLOSER_WORKSPACE": str(ws.root)}
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    t0 = time.monotonic()
+    returncode: int | None = None
+    try:
+        done = run(Command(argv, cwd=ws.root, env=env, timeout_s=limit), trial_dir / "agent.log", check=False)
+        returncode = done.returncode
+        exit_kind = AgentExit.FINISHED if done.returncode == 0 else AgentExit.CRASHED
+    except ToolTimeout:
+        exit_kind = AgentExit.TIMED_OUT
+    except ToolMissing as exc:
+        exit_kind = AgentExit.CRASHED
+        harness_errors.append(f"agent command not found: {exc}")
+    agent_wall = round(time.monotonic() - t0, 3)
+
+    evaluation: EvaluationRecord | None = None
+    verifier_error = None
+    try:
+        evaluation = evaluate(ws.root, paths.root, trial_dir / "evaluation")
+    except CloserError as exc:
+        verifier_error = f"evaluator error: {exc}"
+    scoreable = evaluation is not None and evaluation.accepted
+    score_produced = evaluation is not None and evaluation.scored
+    if evaluation is not None and not evaluation.accepted:
+        verifier_error = evaluation.verifier_error
+    elif evaluation is not None and not evaluation.scored:
+        verifier_error = evaluation.verifier_error
+    decision = classify_run(RunEvidence(
+        agent_exit=exit_kind, workspace_scoreable=scoreable, score_produced=score_produced,
+        verifier_error=verifier_error, harness_errors=harness_errors,
+        trajectory_infra_errors=count_infra_errors(ws.trajectory)))
+    summary = summarize_trajectory(ws.trajectory, resolve_params(ws.run_info)) if ws.trajectory.exists() else None
+    ev = evaluation
+    record = RunRecord(
+        task_id=task.task_id, kind=task.kind.value, design=task.design, budget_tier=task.budget_tier, trial=trial,
+        agent=agent.label, machinery_baseline=agent.machinery_baseline, agent_backend=agent.backend,
+        agent_model=agent.model, agent_quantization=agent.quantization, run_id=load_run_info(ws).run_id,
+        started_at=started, agent_exit=exit_kind.value, agent_returncode=returncode, agent_wall_s=agent_wall,
+        run_state=decision.state.value, run_state_rule=decision.rule, run_state_reason=decision.reason,
+        reward=ev.reward if ev else None, scored=bool(ev and ev.scored), accepted=bool(ev and ev.accepted),
+        gates=ev.gates if ev else {}, failing_gates=ev.failing_gates if ev else [],
+        verifier_error=verifier_error,
+        raw_metrics={k: v for k, v in (ev.metrics if ev else {}).items() if not k.startswith("run__")},
+        # no trajectory: the agent made no metered call, so its best-so-far curve is empty (area 0)
+        auc_wall=summary.auc_wall if summary else 0.0, auc_cost=summary.auc_cost if summary else 0.0,
+        best_public_reward=summary.best_reward if summary else None,
+        time_to_first_feasible_s=summary.first_feasible.elapsed_s if summary and summary.first_feasible else None,
+        cost_to_first_feasible=summary.first_feasible.cost_units if summary and summary.first_feasible else None,
+        calls_by_tool=summary.calls_by_tool if summary else {}, outcomes=summary.outcomes if summary else {},
+        curve=[p.model_dump() for p in summary.curve] if summary else [],
+        public_reward=ev.public_reward if ev else None, public_private_gap=ev.public_private_gap if ev else None,
+        func_pass_gap=ev.func_pass_gap if ev else None,
+        locked_violations=[v.model_dump() for v in ev.locked_violations] if ev else [],
+        suite_version=task.suite_version,
+        tool_versions={**(ev.provenance if ev else {}), **{f"metered__{k}": v for k, v in
+                                                            load_run_info(ws).provenance.tool_versions.items()}},
+        closer_version=__version__,
+        paths={"trial": str(trial_dir), "workspace": str(ws.root), "trajectory": str(ws.trajectory),
+               "evaluation": str(trial_dir / "evaluation" / "evaluation.json"), "agent_log": str(trial_dir / "agent.log")},
+    )
+    (trial_dir / "record.json").write_text(record.model_dump_json(indent=2) + "\n")
+    return record
+
+
+def load_records(runs: Path) -> list[RunRecord]:
+    files = sorted(runs.rglob("record.json"))
+    out = []
+    for path in files:
+        try:
+            out.append(RunRecord.model_validate_json(path.read_text()))
+        except ValueError as exc:
+            raise InputError(f"{path}: not a run record: {exc}") from exc
+    return out
+
+
+def write_summary(runs: Path) -> Path:
+    records = load_records(runs)
+    lines = ["# Run summary", "", "| task | agent | trial | state | reward | failing gates | AUC wall | AUC cost | calls |",
+             "|---|---|---:|---|---:|---|---:|---:|---|"]
+    for r in records:
+        label = f"{r.agent} (machinery)" if r.machinery_baseline else r.agent
+        calls = ", ".join(f"{k} {v}" for k, v in r.calls_by_tool.items() if v)
+        lines.append(f"| {r.task_id} | {label} | {r.trial} | {r.run_state} | {_fmt(r.reward)} | "
+                     f"{', '.join(r.failing_gates) or '-'} | {_fmt(r.auc_wall)} | {_fmt(r.auc_cost)} | {calls or '-'} |")
+    reasons = [f"- {r.task_id} {r.agent} trial {r.trial}: {r.run_state_reason}" + (f" ({r.verifier_error})" if r.verifier_error and r.verifier_error != r.run_state_reason else "")
+               for r in records if r.run_state != "success"]
+    if reasons:
+        lines += ["", "## Runs that did not end in success", "", *reasons]
+    path = runs / "summary.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"

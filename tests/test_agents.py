@@ -1,0 +1,39 @@
+"""Agent resolution and the sweep baseline's edits (no tools)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from closer.agents import resolve_agent
+from closer.agents.baselines import _sdc_period, _set_period, _set_toml_number
+from closer.errors import InputError
+
+
+def test_baselines_are_labeled_machinery() -> None:
+    for name in ("null", "oracle", "sweep"):
+        spec = resolve_agent(name)
+        assert spec.machinery_baseline and spec.label == name and spec.backend == "machinery"
+    assert resolve_agent("oracle").needs_solution and not resolve_agent("sweep").needs_solution
+
+
+def test_command_agent_placeholders(tmp_path: Path) -> None:
+    spec = resolve_agent("my-agent --dir {workspace} --prompt-file {instructions}", model="m", quantization="q4")
+    argv = spec.argv(tmp_path / "ws", tmp_path / "i.md", None)
+    assert argv == ["my-agent", "--dir", str(tmp_path / "ws"), "--prompt-file", str(tmp_path / "i.md")]
+    assert spec.label == "my-agent" and not spec.machinery_baseline and spec.model == "m"
+    with pytest.raises(InputError, match="no \\{workspace\\} or \\{instructions\\}"):
+        resolve_agent("my-agent --go")
+    with pytest.raises(InputError, match="unknown placeholder"):
+        resolve_agent("my-agent {workspace} {secret}")
+
+
+def test_sweep_edits_period_and_settings(tmp_path: Path) -> None:
+    sdc = "create_clock -name core_clock -period 10.0 [get_ports clk]\nset_load 0.005 [all_outputs]\n"
+    assert _sdc_period(sdc) == 10.0
+    assert _sdc_period(_set_period(sdc, 12.5)) == 12.5
+    settings = tmp_path / "settings.toml"
+    settings.write_text("# c\nplace_density = 0.60\n")
+    _set_toml_number(settings, "place_density", 0.7)
+    assert "place_density = 0.7\n" in settings.read_text()

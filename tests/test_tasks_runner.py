@@ -1,0 +1,61 @@
+"""closer task run on gcd A: the null floor and the oracle ceiling through the metered tools."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+
+from closer.agents import resolve_agent
+from closer.errors import InputError
+from closer.paths import schema_path
+from closer.tasks.generate import generate_suite
+from closer.tasks.paths import SuitePaths
+from closer.tasks.runner import run_trials
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory) -> SuitePaths:
+    out = tmp_path_factory.mktemp("suite")
+    generate_suite("gcd", out, budgets=["low"])
+    return SuitePaths(out)
+
+
+def _validate(record) -> dict:
+    data = json.loads(record.model_dump_json())
+    jsonschema.validate(data, json.loads(schema_path("run-record").read_text()))
+    return data
+
+
+def test_null_is_the_floor(suite: SuitePaths, tmp_path) -> None:
+    [record] = run_trials(suite.task("gcd-A-low").root, resolve_agent("null"), 1, tmp_path / "runs")
+    _validate(record)
+    assert record.machinery_baseline and record.agent == "null"
+    assert record.run_state == "success" and record.scored
+    assert record.reward == 0.0 and record.failing_gates == ["func"]
+    assert record.suite_version and record.calls_by_tool == {}
+    assert (tmp_path / "runs" / "summary.md").read_text().count("null (machinery)") == 1
+    with pytest.raises(InputError, match="never overwritten"):
+        run_trials(suite.task("gcd-A-low").root, resolve_agent("null"), 1, tmp_path / "runs")
+
+
+def test_oracle_reaches_the_ceiling_through_metered_tools(suite: SuitePaths, tmp_path) -> None:
+    [record] = run_trials(suite.task("gcd-A-low").root, resolve_agent("oracle"), 1, tmp_path / "runs")
+    data = _validate(record)
+    assert record.reward == 1.0 and record.gates["func"] == "pass" and record.gates["gls"] == "pass"
+    assert record.calls_by_tool.get("verify") == 1 and record.auc_wall > 0
+    assert record.best_public_reward == 1.0 and record.time_to_first_feasible_s is not None
+    assert record.public_private_gap == 0.0
+    assert data["raw_metrics"]["synth__design__instance__area__stdcell"] > 0
+    assert any(k.startswith("run__flow__tool__") for k in record.tool_versions)
+    trajectory = (tmp_path / "runs" / "gcd-A-low" / "oracle" / "trial-1" / "workspace" / ".closer" / "trajectory.jsonl")
+    assert len(trajectory.read_text().splitlines()) == 1
+
+
+def test_crashing_command_agent_is_an_agent_failure(suite: SuitePaths, tmp_path) -> None:
+    agent = resolve_agent("sh -c 'test -d {workspace} && exit 3'", label="crasher")
+    [record] = run_trials(suite.task("gcd-C-low").root, agent, 1, tmp_path / "runs")
+    assert not record.machinery_baseline and record.agent == "crasher"
+    assert record.agent_exit == "crashed" and record.agent_returncode == 3
+    assert record.run_state == "agent_failure"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the built-in default design (gcd), as far as the product exists: check the
 # toolchain and PDK, run the flow (lint, synthesis, three-corner STA and power) with real tools,
-# and score the ORFS-keyed metadata.json with the gated reward.
+# score the ORFS-keyed metadata.json with the gated reward, then run the task loop.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
@@ -10,3 +10,6 @@ closer doctor
 closer flow run gcd --to sta --out "$OUT"
 closer reward --metrics "$OUT/metadata.json" --targets designs/gcd/targets.toml
 echo "metadata: $OUT/metadata.json"
+# The task loop: generate the nine A/B/C tasks, run the scripted `sweep` baseline (a machinery
+# baseline, not a model) on gcd-B-low through the metered tools, evaluate, report.
+python -m closer.tasks.demo --out runs/demo/tasks

@@ -1,0 +1,341 @@
+"""Run the firdma cocotb oracle (oracles/firdma/) on an RTL folder: the golden RTL, the weak B
+start, a task's submission, or a golden copy with one fault applied.
+
+    oracles/firdma/
+      test_firdma.py  firdma_monitor.py  firdma_jobs.py  firdma_model.py   the cocotb oracle
+      seeds.toml                  the ten public seeds and their conditions
+      faults/faults.toml          hand-written faulty variants (find/replace on one RTL line)
+      hidden/hidden.toml          hidden seeds and conditions: never copied into a task workspace
+
+Usage: python -m closer.firdma_oracle {public,hidden,cycles,faults} [--sim icarus|verilator] ...
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+
+from closer.errors import InputError, ToolError
+from closer.paths import repo_paths
+from closer.sim import CocotbJob, SimResult, run_cocotb
+
+RTL_ORDER = ["firdma_mem.sv", "firdma_buffer.sv", "firdma_regs.sv", "firdma_rd_dma.sv",
+             "firdma_fir.sv", "firdma_wr_dma.sv", "firdma_ctrl.sv", "firdma.sv"]
+SRAM_MODEL = "sky130_sram_2kbyte_1rw1r_32x512_8.v"
+
+
+@dataclass(frozen=True)
+class FirdmaPaths:
+    """designs/firdma and oracles/firdma; no other code builds these paths."""
+
+    design: Path
+    oracle: Path
+
+    @property
+    def rtl(self) -> Path:
+        return self.design / "rtl"
+
+    @property
+    def weak_rtl(self) -> Path:
+        return self.design / "weak" / "rtl"
+
+    @property
+    def sram_model(self) -> Path:
+        return self.design / "models" / SRAM_MODEL
+
+    def config(self, name: str) -> Path:
+        return self.design / "configs" / f"{name}.toml"
+
+    @property
+    def seeds(self) -> Path:
+        return self.oracle / "seeds.toml"
+
+    @property
+    def faults(self) -> Path:
+        return self.oracle / "faults" / "faults.toml"
+
+    @property
+    def hidden(self) -> Path:
+        return self.oracle / "hidden" / "hidden.toml"
+
+
+def firdma_paths() -> FirdmaPaths:
+    root = repo_paths()
+    return FirdmaPaths(root.design_dir("firdma"), root.oracles / "firdma")
+
+
+@dataclass(frozen=True)
+class FirdmaConfig:
+    name: str
+    parameters: dict[str, int | str]
+    period_ns: float
+    macros: list[str] = field(default_factory=list)
+
+    @property
+    def mem_style(self) -> str:
+        return str(self.parameters.get("MEM_STYLE", "flop"))
+
+
+def load_config(name: str, paths: FirdmaPaths | None = None) -> FirdmaConfig:
+    path = (paths or firdma_paths()).config(name)
+    if not path.is_file():
+        raise InputError(f"firdma has no configuration {name!r} ({path} missing)")
+    data = _read_toml(path)
+    for key in ("parameters", "period_ns"):
+        if key not in data:
+            raise InputError(f"{path}: missing key {key!r}")
+    params = data["parameters"]
+    for key in ("DATA_W", "NTAPS", "FIFO_DEPTH", "MEM_STYLE"):
+        if key not in params:
+            raise InputError(f"{path}: missing key parameters.{key}")
+    if params["DATA_W"] not in (32, 64) or not 4 <= params["NTAPS"] <= 32:
+        raise InputError(f"{path}: parameters.DATA_W must be 32 or 64 and NTAPS 4..32")
+    if params["MEM_STYLE"] not in ("flop", "macro"):
+        raise InputError(f"{path}: parameters.MEM_STYLE must be \"flop\" or \"macro\"")
+    return FirdmaConfig(name, dict(params), float(data["period_ns"]), list(data.get("macros", [])))
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML: {exc}") from exc
+
+
+def rtl_sources(rtl_dir: Path, config: FirdmaConfig, paths: FirdmaPaths | None = None) -> list[Path]:
+    """The RTL files in compile order, plus our SRAM model when the buffer is the macro.
+
+    A folder with the golden file names is compiled in the golden order; any other folder (a
+    Task A implementation) is compiled as every *.sv and *.v file in it, sorted by name."""
+    if all((rtl_dir / name).is_file() for name in RTL_ORDER):
+        sources = [rtl_dir / name for name in RTL_ORDER]
+    else:
+        sources = sorted(p for p in rtl_dir.iterdir() if p.suffix in (".sv", ".v"))
+        if not sources:
+            raise InputError(f"{rtl_dir}: no *.sv or *.v files")
+    if config.mem_style == "macro":
+        sources.append((paths or firdma_paths()).sram_model)
+    return sources
+
+
+def rtl_revision(rtl_dir: Path) -> str:
+    """A content hash of an RTL folder (file names and bytes): the design revision in provenance."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in rtl_dir.iterdir() if p.suffix in (".sv", ".v")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class SeedSet:
+    seeds: list[int]
+    conditions: dict
+    source: Path
+
+
+def load_seed_set(path: Path) -> SeedSet:
+    data = _read_toml(path)
+    if "seeds" not in data or not isinstance(data["seeds"], list):
+        raise InputError(f"{path}: missing key 'seeds' (a list of integers)")
+    return SeedSet([int(s) for s in data["seeds"]], dict(data.get("conditions", {})), path)
+
+
+@dataclass(frozen=True)
+class Fault:
+    id: str
+    description: str
+    file: str
+    find: str
+    replace: str
+
+
+def load_faults(path: Path | None = None) -> list[Fault]:
+    path = path or firdma_paths().faults
+    data = _read_toml(path)
+    faults = []
+    for i, entry in enumerate(data.get("fault", [])):
+        for key in ("id", "description", "file", "find", "replace"):
+            if key not in entry:
+                raise InputError(f"{path}: fault[{i}] missing key {key!r}")
+        faults.append(Fault(**{k: entry[k] for k in ("id", "description", "file", "find", "replace")}))
+    return faults
+
+
+def apply_fault(fault: Fault, golden_rtl: Path, out_dir: Path) -> Path:
+    """Copy the golden RTL to `out_dir` and apply `fault` (its `find` must occur exactly once)."""
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    shutil.copytree(golden_rtl, out_dir)
+    target = out_dir / fault.file
+    text = target.read_text()
+    hits = text.count(fault.find)
+    if hits != 1:
+        raise InputError(f"fault {fault.id}: text to replace occurs {hits} times in {fault.file}, expected 1")
+    target.write_text(text.replace(fault.find, fault.replace))
+    return out_dir
+
+
+def weak_rtl_dir(out_dir: Path, paths: FirdmaPaths | None = None) -> Path:
+    """The weak-but-correct variant as a complete RTL folder: the golden files with the ones in
+    designs/firdma/weak/rtl/ put in their place."""
+    paths = paths or firdma_paths()
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    shutil.copytree(paths.rtl, out_dir)
+    for replacement in sorted(paths.weak_rtl.glob("*.sv")):
+        shutil.copy2(replacement, out_dir / replacement.name)
+    return out_dir
+
+
+def oracle_job(rtl_dir: Path, config: FirdmaConfig, build_dir: Path, testcase: str,
+               simulator: str = "icarus", env: dict[str, str] | None = None,
+               timeout_s: float = 600.0) -> CocotbJob:
+    paths = firdma_paths()
+    params = dict(config.parameters)
+    params["MEM_STYLE"] = f'"{params["MEM_STYLE"]}"'  # a string parameter needs its quotes
+    job_env = {"FIRDMA_NTAPS": str(config.parameters["NTAPS"]),
+               "FIRDMA_DATA_W": str(config.parameters["DATA_W"]), **(env or {})}
+    build_args = ["-Wno-fatal"] if simulator == "verilator" else []
+    return CocotbJob(sources=rtl_sources(rtl_dir, config, paths), toplevel="firdma",
+                     test_module="test_firdma", test_dir=paths.oracle, build_dir=build_dir,
+                     simulator=simulator, parameters=params, env=job_env, timeout_s=timeout_s,
+                     testcase=testcase, build_args=build_args)
+
+
+def run_directed(rtl_dir: Path, config: FirdmaConfig, build_dir: Path, simulator: str = "icarus",
+                 timeout_s: float = 600.0) -> SimResult:
+    return run_cocotb(oracle_job(rtl_dir, config, build_dir, "test_directed", simulator, timeout_s=timeout_s),
+                      check_build=False)
+
+
+def run_seeds(rtl_dir: Path, config: FirdmaConfig, build_dir: Path, seeds: list[int], conditions: dict,
+              simulator: str = "icarus", timeout_s: float = 1800.0) -> SimResult:
+    env = {"FIRDMA_SEEDS": ",".join(map(str, seeds)), "FIRDMA_CONDITIONS": json.dumps(conditions)}
+    return run_cocotb(oracle_job(rtl_dir, config, build_dir, "test_random", simulator, env, timeout_s),
+                      check_build=False)
+
+
+def run_cycles(rtl_dir: Path, config: FirdmaConfig, build_dir: Path, simulator: str = "icarus") -> dict:
+    metrics = build_dir / "cycles.json"
+    metrics.unlink(missing_ok=True)
+    result = run_cocotb(oracle_job(rtl_dir, config, build_dir, "test_cycles", simulator,
+                                   {"FIRDMA_METRICS": str(metrics)}), check_build=False)
+    if not result.passed or not metrics.is_file():
+        raise ToolError(f"firdma cycles workload did not pass; log: {result.log}")
+    return json.loads(metrics.read_text())
+
+
+def use_venv_tools() -> None:
+    """Put the venv's launchers first on PATH (Verilator 5.48 for cocotb 2.x, not Debian's 5.006),
+    as tests/conftest.py does for the test suite."""
+    venv_bin = str(repo_paths().venv / "bin")
+    parts = os.environ.get("PATH", "").split(os.pathsep)
+    if parts[:1] != [venv_bin]:
+        os.environ["PATH"] = os.pathsep.join([venv_bin, *[p for p in parts if p != venv_bin]])
+
+
+@click.group()
+def main() -> None:
+    """firdma oracle regressions."""
+    use_venv_tools()
+
+
+def _rtl_option(f):
+    f = click.option("--rtl", type=click.Path(path_type=Path), default=None,
+                     help="RTL folder (default: the golden designs/firdma/rtl)")(f)
+    f = click.option("--config", "config_name", default="small", show_default=True)(f)
+    f = click.option("--sim", "simulator", type=click.Choice(["icarus", "verilator"]), default="icarus")(f)
+    f = click.option("--build", type=click.Path(path_type=Path), default=Path("build/firdma"))(f)
+    f = click.option("--weak", is_flag=True, help="use the weak-but-correct variant (designs/firdma/weak)")(f)
+    return f
+
+
+def _rtl(rtl: Path | None, weak: bool, build: Path) -> Path:
+    if weak:
+        return weak_rtl_dir(build / "weak-rtl")
+    return rtl or firdma_paths().rtl
+
+
+def _report(label: str, result: SimResult) -> None:
+    verdict = "PASS" if result.passed else "FAIL"
+    click.echo(f"{label}: {verdict} tests={result.tests} failed={result.failed} wall_s={result.wall_s:.1f} "
+               f"log={result.log}")
+
+
+@main.command()
+@_rtl_option
+def directed(rtl, config_name, simulator, build, weak):
+    config = load_config(config_name)
+    result = run_directed(_rtl(rtl, weak, build), config, build / f"directed-{config_name}-{simulator}", simulator)
+    _report(f"directed {config_name} {simulator}{' weak' if weak else ''}", result)
+    sys.exit(0 if result.passed else 1)
+
+
+@main.command()
+@_rtl_option
+@click.option("--set", "which", type=click.Choice(["public", "hidden"]), default="public")
+def seeds(rtl, config_name, simulator, build, weak, which):
+    """Run a seed set (public: seeds.toml; hidden: hidden/hidden.toml, which also names configs)."""
+    paths = firdma_paths()
+    if which == "public":
+        sets = [(config_name, load_seed_set(paths.seeds))]
+    else:
+        hidden = _read_toml(paths.hidden)
+        sets = []
+        for i, entry in enumerate(hidden.get("run", [])):
+            if "config" not in entry or "seeds" not in entry:
+                raise InputError(f"{paths.hidden}: run[{i}] needs keys 'config' and 'seeds'")
+            sets.append((entry["config"], SeedSet(entry["seeds"], entry.get("conditions", {}), paths.hidden)))
+    ok = True
+    for i, (cfg, seed_set) in enumerate(sets):
+        result = run_seeds(_rtl(rtl, weak, build), load_config(cfg), build / f"{which}{i}-{cfg}-{simulator}",
+                           seed_set.seeds, seed_set.conditions, simulator)
+        _report(f"{which} set {i} config={cfg} seeds={seed_set.seeds[0]}..{seed_set.seeds[-1]} {simulator}", result)
+        ok &= result.passed
+    sys.exit(0 if ok else 1)
+
+
+@main.command()
+@_rtl_option
+@click.option("--metrics-out", type=click.Path(path_type=Path), default=None,
+              help="write a Closer metrics file with closer__sim__cycles and provenance")
+def cycles(rtl, config_name, simulator, build, weak, metrics_out):
+    rtl_dir = _rtl(rtl, weak, build)
+    m = run_cycles(rtl_dir, load_config(config_name), build / f"cycles-{config_name}-{simulator}", simulator)
+    click.echo(json.dumps(m))
+    if metrics_out:
+        metrics_out.write_text(json.dumps({
+            "closer__sim__cycles": m["cycles"], "run__closer__design": "firdma",
+            "run__closer__design_revision": rtl_revision(rtl_dir),
+            "run__closer__tool_versions": f"{simulator} via cocotb (closer.sim)",
+        }, indent=1) + "\n")
+
+
+@main.command()
+@_rtl_option
+def faults(rtl, config_name, simulator, build, weak):
+    """Every fault must be rejected by the directed oracle."""
+    paths = firdma_paths()
+    config = load_config(config_name)
+    escaped = []
+    for fault in load_faults():
+        rtl_dir = apply_fault(fault, _rtl(rtl, weak, build), build / "faults" / fault.id / "rtl")
+        result = run_directed(rtl_dir, config, build / "faults" / fault.id / simulator, simulator)
+        _report(f"fault {fault.id}", result)
+        if result.passed:
+            escaped.append(fault.id)
+    if escaped:
+        click.echo(f"faults NOT detected: {', '.join(escaped)}")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

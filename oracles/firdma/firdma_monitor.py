@@ -1,0 +1,241 @@
+"""Cycle-by-cycle AXI monitors for the firdma oracle.
+
+One coroutine samples every channel at each rising edge and checks, against the current job:
+VALID/READY stability (payload held while VALID waits for READY), INCR bursts of full-width beats,
+aligned addresses, bursts of at most BURST beats that never cross 4 KB, reads only inside the
+source and writes only inside the destination, WLAST placement, every strobed byte equal to the
+reference result, no traffic while no job runs, and (at the end of a job) every issued burst
+completed. Violations are collected as messages; the test fails on the first job that has any.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cocotb.triggers import FallingEdge
+
+AW_FIELDS = ("awaddr", "awlen", "awsize", "awburst")
+AR_FIELDS = ("araddr", "arlen", "arsize", "arburst")
+W_FIELDS = ("wdata", "wstrb", "wlast")
+
+
+def _int(signal) -> int | None:
+    value = signal.value
+    try:
+        return int(value)
+    except ValueError:
+        return None  # X or Z
+
+
+@dataclass
+class JobWindow:
+    """What the monitor needs to judge one job's traffic."""
+    src: int
+    dst: int
+    length: int
+    burst: int
+    expected: bytes          # the 2*LEN result bytes
+    data_bytes: int
+
+    def read_end(self) -> int:
+        beats = -(-2 * self.length // self.data_bytes)
+        return self.src + beats * self.data_bytes
+
+
+@dataclass
+class Channel:
+    valid: str
+    ready: str
+    fields: tuple[str, ...]
+    prev_waiting: bool = False
+    prev_payload: tuple = ()
+
+
+@dataclass
+class Counters:
+    ar_bursts: int = 0
+    ar_beats: int = 0
+    r_beats: int = 0
+    aw_bursts: int = 0
+    w_beats: int = 0
+    w_bursts_done: int = 0
+    b_resps: int = 0
+    bytes_written: set[int] = field(default_factory=set)
+
+
+class AxiMonitor:
+    def __init__(self, dut, prefix: str = "m_axi"):
+        self.dut = dut
+        self.p = prefix
+        self.cycle = 0
+        self.errors: list[str] = []
+        self.job: JobWindow | None = None
+        self.count = Counters()
+        self.pending_aw: list[tuple[int, int]] = []   # (addr, beats) of bursts whose W is incomplete
+        self.w_in_burst = 0
+        self.start_cycle: int | None = None
+        self.irq_rise_cycle: int | None = None
+        self._irq_prev = 0
+        self.channels = {
+            "AW": Channel("awvalid", "awready", AW_FIELDS),
+            "W": Channel("wvalid", "wready", W_FIELDS),
+            "AR": Channel("arvalid", "arready", AR_FIELDS),
+        }
+        self.lite = {
+            "lite B": Channel("bvalid", "bready", ("bresp",)),
+            "lite R": Channel("rvalid", "rready", ("rdata", "rresp")),
+        }
+
+    def sig(self, name: str):
+        return getattr(self.dut, f"{self.p}_{name}")
+
+    def error(self, message: str) -> None:
+        if len(self.errors) < 50:
+            self.errors.append(f"cycle {self.cycle}: {message}")
+
+    def begin_job(self, window: JobWindow) -> None:
+        self.job = window
+        self.count = Counters()
+        self.pending_aw = []
+        self.w_in_burst = 0
+        self.start_cycle = None
+        self.irq_rise_cycle = None
+
+    def end_job(self) -> None:
+        """Check that every issued burst completed, then treat further traffic as an error."""
+        self._check_quiet("at the end of the job")
+        self.job = None
+
+    def _check_quiet(self, when: str) -> None:
+        c = self.count
+        if c.r_beats != c.ar_beats:
+            self.error(f"{when}: {c.ar_beats - c.r_beats} read beats still owed "
+                       f"({c.ar_bursts} bursts, {c.ar_beats} beats requested, {c.r_beats} received)")
+        if self.pending_aw:
+            self.error(f"{when}: {len(self.pending_aw)} write bursts missing W beats")
+        if c.b_resps != c.aw_bursts:
+            self.error(f"{when}: {c.aw_bursts - c.b_resps} write responses not yet accepted")
+
+    async def run(self) -> None:
+        # Sampled at the falling edge: every signal has settled after the rising edge (DUT flops and
+        # the testbench's drivers alike), so these are the values the next rising edge acts on.
+        clk = self.dut.clk
+        while True:
+            await FallingEdge(clk)
+            self.cycle += 1
+            if _int(self.dut.rst_n) != 1:
+                continue
+            self._sample()
+
+    # ------------------------------------------------------------------ sampling
+    def _stable(self, name: str, ch: Channel, sig) -> tuple[bool, tuple]:
+        valid = _int(sig(ch.valid)) == 1
+        ready = _int(sig(ch.ready)) == 1
+        payload = tuple(_int(sig(f)) for f in ch.fields) if valid else ()
+        if ch.prev_waiting:
+            if not valid:
+                self.error(f"{name}VALID dropped before READY")
+            elif payload != ch.prev_payload:
+                self.error(f"{name} payload changed while waiting for READY: {ch.prev_payload} -> {payload}")
+        ch.prev_waiting = valid and not ready
+        ch.prev_payload = payload
+        return valid and ready, payload
+
+    def _sample(self) -> None:
+        for name, ch in self.channels.items():
+            fire, payload = self._stable(name, ch, self.sig)
+            if fire:
+                getattr(self, f"_on_{name.lower()}")(payload)
+        lite = lambda n: getattr(self.dut, f"s_axil_{n}")  # noqa: E731
+        for name, ch in self.lite.items():
+            self._stable(name, ch, lite)
+        if _int(self.sig("rvalid")) == 1 and _int(self.sig("rready")) == 1:
+            self.count.r_beats += 1
+        if _int(self.sig("bvalid")) == 1 and _int(self.sig("bready")) == 1:
+            self.count.b_resps += 1
+            if self.count.b_resps > self.count.w_bursts_done:
+                self.error("write response accepted before its burst's last W beat")
+        if (self.start_cycle is None and _int(lite("awvalid")) == 1 and _int(lite("awready")) == 1
+                and _int(lite("awaddr")) == 0x004 and (_int(lite("wdata")) or 0) & 1):
+            self.start_cycle = self.cycle
+        irq = _int(self.dut.irq) or 0
+        if irq and not self._irq_prev:
+            self.irq_rise_cycle = self.cycle
+            if self.job is not None:
+                self._check_quiet("at the completion interrupt")
+        self._irq_prev = irq
+
+    def _check_burst(self, kind: str, addr: int, alen: int, size: int, burst: int) -> int:
+        job = self.job
+        beats = alen + 1
+        nbytes = job.data_bytes
+        if burst != 1:
+            self.error(f"{kind} burst type {burst} is not INCR")
+        if (1 << size) != nbytes:
+            self.error(f"{kind} size {1 << size} bytes is not the full bus width {nbytes}")
+        if addr % nbytes:
+            self.error(f"{kind} address {addr:#x} is not aligned to {nbytes} bytes")
+        if beats > job.burst:
+            self.error(f"{kind} burst of {beats} beats exceeds BURST={job.burst}")
+        if (addr & 0xFFF) + beats * nbytes > 0x1000:
+            self.error(f"{kind} burst {addr:#x}+{beats}x{nbytes} crosses a 4 KB boundary")
+        return beats
+
+    def _on_ar(self, payload) -> None:
+        addr, alen, size, burst = payload
+        if self.job is None:
+            self.error(f"read burst at {addr:#x} while no job is running")
+            return
+        beats = self._check_burst("AR", addr, alen, size, burst)
+        end = addr + beats * self.job.data_bytes
+        if addr < self.job.src or end > self.job.read_end():
+            self.error(f"read {addr:#x}..{end:#x} outside the source {self.job.src:#x}..{self.job.read_end():#x}")
+        self.count.ar_bursts += 1
+        self.count.ar_beats += beats
+
+    def _on_aw(self, payload) -> None:
+        addr, alen, size, burst = payload
+        if self.job is None:
+            self.error(f"write burst at {addr:#x} while no job is running")
+            return
+        beats = self._check_burst("AW", addr, alen, size, burst)
+        self.count.aw_bursts += 1
+        self.pending_aw.append((addr, beats))
+
+    def _on_w(self, payload) -> None:
+        data, strb, last = payload
+        job = self.job
+        if job is None:
+            self.error("write data beat while no job is running")
+            return
+        if not self.pending_aw:
+            self.error("W beat before its write address (not supported by this oracle)")
+            return
+        addr, beats = self.pending_aw[0]
+        beat_addr = addr + self.w_in_burst * job.data_bytes
+        self.w_in_burst += 1
+        self.count.w_beats += 1
+        is_last = self.w_in_burst == beats
+        if bool(last) != is_last:
+            self.error(f"WLAST={last} on beat {self.w_in_burst} of a {beats}-beat burst")
+        if data is None or strb is None:
+            self.error("X on WDATA/WSTRB during a write beat")
+            strb, data = strb or 0, data or 0
+        for lane in range(job.data_bytes):
+            if not (strb >> lane) & 1:
+                continue
+            byte_addr = beat_addr + lane
+            offset = byte_addr - job.dst
+            if not 0 <= offset < 2 * job.length:
+                self.error(f"byte {byte_addr:#x} written outside the destination "
+                           f"{job.dst:#x}..{job.dst + 2 * job.length:#x}")
+                continue
+            got = (data >> (8 * lane)) & 0xFF
+            if got != job.expected[offset]:
+                self.error(f"byte {byte_addr:#x} (result {offset // 2}) written as {got:#04x}, "
+                           f"expected {job.expected[offset]:#04x}")
+            self.count.bytes_written.add(offset)
+        if is_last:
+            self.pending_aw.pop(0)
+            self.w_in_burst = 0
+            self.count.w_bursts_done += 1

@@ -43,8 +43,8 @@ TOOLS: tuple[Tool, ...] = (
     Tool("klayout", "klayout", "DEF to GDS, DRC, LVS extraction", True, ("-v",), r"KLayout (\S+)",
          "klayout"),
     Tool("graywolf", "graywolf", "placement (classic backend)", True, None, r"(.+)", "graywolf"),
-    Tool("qrouter", "qrouter", "detailed routing (classic backend)", True, ("-h",),
-         r"version (\S+)", "qrouter"),
+    Tool("qrouter", "qrouter-1.4.88", "detailed routing (classic backend; patched build from "
+         "scripts/build-qrouter.sh)", True, ("-h",), r"version (\S+)", None, (1, 4, 88)),
     Tool("magic", "magic", "layout utilities", False, ("--version",), r"(\d+\.\d+\.\d+)", "magic"),
     Tool("netgen", "netgen-lvs", "netlist comparison", False, None, r"(.+)", "netgen-lvs"),
     Tool("riscv-gcc", "riscv64-unknown-elf-gcc", "PicoRV32 firmware", True, ("--version",),

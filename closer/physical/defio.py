@@ -1,0 +1,167 @@
+"""Write the placed layout as DEF 5.8 (die, rows, tracks, components, pins, power, nets) and
+read back the routed DEF's NETS section (wire length, vias, which nets have wiring)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from closer.physical.floorplan import (IO_PIN_LEN, IO_PIN_W, RAIL_W, ROW_H, SITE_W, STRAP_GAP,
+                                       STRAP_W, Layout)
+from closer.physical.lef import Tech
+from closer.physical.netlist import Netlist
+
+POWER_NETS = ("VPWR", "VGND")
+RAIL_VIA = "M1M2_PR"
+IO_PIN_TAP_Y = 510
+RAIL_VIA_STEP = 400  # three M1M2 cuts per rail/strap crossing, 0.25 um apart (via.2 = 0.17)
+
+
+@dataclass(frozen=True)
+class Strap:
+    net: str
+    x0: int
+    x1: int
+    y0: int
+    y1: int
+
+
+def straps(layout: Layout) -> list[Strap]:
+    y0, y1 = layout.core_y0 - RAIL_W // 2, layout.core_y1 + RAIL_W // 2
+    left = layout.core_x0 - STRAP_GAP - STRAP_W
+    right = layout.core_x1 + STRAP_GAP
+    return [Strap("VPWR", left, left + STRAP_W, y0, y1), Strap("VGND", right, right + STRAP_W, y0, y1)]
+
+
+def rails(layout: Layout) -> list[tuple[str, int, int, int]]:
+    """(net, x0, x1, y) of each met1 rail; VPWR rails reach the left strap, VGND the right one."""
+    s = {st.net: st for st in straps(layout)}
+    out = []
+    for k in range(layout.rows + 1):
+        net = layout.rail_net(k)
+        y = layout.row_y(k)
+        if net == "VPWR":
+            out.append((net, s["VPWR"].x0, layout.core_x1, y))
+        else:
+            out.append((net, layout.core_x0, s["VGND"].x1, y))
+    return out
+
+
+def _tracks(layout: Layout, tech: Tech) -> list[str]:
+    lines = []
+    for layer in tech.routing_layers:
+        ox, px = round(layer.offset_x * 1000), round(layer.pitch_x * 1000)
+        oy, py = round(layer.offset_y * 1000), round(layer.pitch_y * 1000)
+        # qrouter keeps one TRACKS line per layer (the last): give only the preferred direction
+        if layer.direction == "VERTICAL":
+            lines.append(f"TRACKS X {ox} DO {(layout.die_w - ox) // px + 1} STEP {px} LAYER {layer.name} ;")
+        else:
+            lines.append(f"TRACKS Y {oy} DO {(layout.die_h - oy) // py + 1} STEP {py} LAYER {layer.name} ;")
+    return lines
+
+
+def write_def(layout: Layout, netlist: Netlist, tech: Tech, path: Path) -> Path:
+    out = ["VERSION 5.8 ;", 'DIVIDERCHAR "/" ;', 'BUSBITCHARS "[]" ;', f"DESIGN {layout.top} ;",
+           "UNITS DISTANCE MICRONS 1000 ;", f"DIEAREA ( 0 0 ) ( {layout.die_w} {layout.die_h} ) ;"]
+    for r in range(layout.rows):
+        out.append(f"ROW ROW_{r} unithd {layout.core_x0} {layout.row_y(r)} {layout.row_orient(r)} "
+                   f"DO {layout.cols} BY 1 STEP {SITE_W} 0 ;")
+    out += _tracks(layout, tech)
+    comps = [*layout.cells.values(), *layout.physical]
+    out.append(f"COMPONENTS {len(comps)} ;")
+    for c in comps:
+        status = "FIXED" if c.fixed else "PLACED"
+        out.append(f"- {c.name} {c.master} + {status} ( {c.x} {c.y} ) {c.orient} ;")
+    out.append("END COMPONENTS")
+    pins = list(layout.io_pins.values())
+    out.append(f"PINS {len(pins) + 2} ;")
+    for p in pins:
+        direction = {"input": "INPUT", "output": "OUTPUT"}.get(p.direction, "INOUT")
+        # qrouter taps a pin at its PLACED point only: put that on a met1 row (0.51 um in from
+        # the die edge); the rectangle still reaches the edge and meets met2 minimum area
+        y = IO_PIN_TAP_Y if p.edge == "bottom" else layout.die_h - IO_PIN_TAP_Y
+        ry = (-IO_PIN_TAP_Y, IO_PIN_LEN - IO_PIN_TAP_Y) if p.edge == "bottom" else (IO_PIN_TAP_Y - IO_PIN_LEN, IO_PIN_TAP_Y)
+        out.append(f"- {p.name} + NET {p.name} + DIRECTION {direction} + USE SIGNAL "
+                   f"+ LAYER met2 ( {-IO_PIN_W // 2} {ry[0]} ) ( {IO_PIN_W // 2} {ry[1]} ) + PLACED ( {p.x} {y} ) N ;")
+    for st in straps(layout):
+        use = "POWER" if st.net == "VPWR" else "GROUND"
+        cx = (st.x0 + st.x1) // 2
+        out.append(f"- {st.net} + NET {st.net} + SPECIAL + DIRECTION INOUT + USE {use} "
+                   f"+ LAYER met2 ( {st.x0 - cx} 0 ) ( {st.x1 - cx} {st.y1 - st.y0} ) + FIXED ( {cx} {st.y0} ) N ;")
+    out.append("END PINS")
+    out += _special_nets(layout)
+    signal = {n: t for n, t in netlist.nets.items() if len(t) >= 2}
+    out.append(f"NETS {len(signal)} ;")
+    for net, terms in sorted(signal.items()):
+        conns = " ".join(f"( PIN {p} )" if i == "PIN" else f"( {i} {p} )" for i, p in terms)
+        # qrouter's DEF writer needs the name alone on the "- net" line and ';' on a later one
+        out.append(f"- {net}\n  {conns}\n  + USE SIGNAL ;")
+    out.append("END NETS")
+    out.append("END DESIGN")
+    path.write_text("\n".join(out) + "\n")
+    return path
+
+
+def _special_nets(layout: Layout) -> list[str]:
+    out = ["SPECIALNETS 2 ;"]
+    s = {st.net: st for st in straps(layout)}
+    for net in POWER_NETS:
+        st = s[net]
+        cx = (st.x0 + st.x1) // 2
+        wires = [f"met2 {STRAP_W} ( {cx} {st.y0} ) ( {cx} {st.y1} )"]
+        for rnet, x0, x1, y in rails(layout):
+            if rnet != net:
+                continue
+            wires.append(f"met1 {RAIL_W} ( {x0} {y} ) ( {x1} {y} )")
+            for k in (-1, 0, 1):
+                wires.append(f"met1 0 ( {cx + k * RAIL_VIA_STEP} {y} ) {RAIL_VIA}")
+        use = "POWER" if net == "VPWR" else "GROUND"
+        body = "\n    NEW ".join(wires)
+        out.append(f"- {net} ( * {net} ) + USE {use}\n  + ROUTED {body} ;")
+    out.append("END SPECIALNETS")
+    return out
+
+
+# ---- routed DEF reading -------------------------------------------------------------------
+
+@dataclass
+class RoutedNet:
+    name: str
+    wire_length_dbu: int
+    vias: int
+    has_wiring: bool
+
+
+_NET_START = re.compile(r"^\s*-\s+(\S+)")
+
+
+def read_routed_nets(path: Path) -> dict[str, RoutedNet]:
+    """Wire length (sum of segment lengths, Manhattan) and via count per net of a routed DEF."""
+    text = path.read_text()
+    start = text.find("\nNETS ")
+    end = text.find("END NETS", start)
+    if start < 0 or end < 0:
+        return {}
+    nets: dict[str, RoutedNet] = {}
+    for block in text[start:end].split(";")[0:]:
+        m = _NET_START.search(block)
+        if not m:
+            continue
+        name = m.group(1)
+        length, vias, wired = 0, 0, False
+        for seg in re.split(r"\+\s*ROUTED|\bNEW\b", block)[1:]:
+            wired = True
+            pts = re.findall(r"\(\s*(\S+)\s+(\S+)(?:\s+\S+)?\s*\)", seg)
+            prev = None
+            for xs, ys in pts:
+                x = prev[0] if xs == "*" else int(xs)
+                y = prev[1] if ys == "*" else int(ys)
+                if prev is not None:
+                    length += abs(x - prev[0]) + abs(y - prev[1])
+                prev = (x, y)
+            tail = seg.rsplit(")", 1)[-1].split()
+            if tail and tail[0] not in ("+",) and not tail[0].startswith("+"):
+                vias += 1
+        nets[name] = RoutedNet(name, length, vias, wired)
+    return nets

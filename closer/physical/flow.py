@@ -1,0 +1,352 @@
+"""The back half of the flow: gate netlist -> placed, routed, signed-off GDS with metrics.
+
+    run_physical(netlist_v, top, sdc, out_dir, config) -> PhysicalResult
+
+Steps (each a small class with declared inputs/outputs; `Step.start` is the one place that
+times a step and records it): ReadNetlist, Floorplan (die, rows, tap cells), Place (IO pins,
+global placement, legalization), Fill, WriteDef (with the power grid), PinAccess, Route,
+Finalize, Gds, Drc, Lvs, Parasitics, Sta, Metrics.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import resource
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from closer.errors import InputError
+from closer.pdk import CORNERS, PdkPaths, pdk
+from closer.physical import defio, drc, gds, lvs, netlist as netlist_mod, parasitics, pinaccess, place, route, sta
+from closer.physical.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
+from closer.physical.lef import Macro, Tech, read_macros, read_tech
+from closer.physical.netlist import Netlist
+
+
+@dataclass
+class PhysicalConfig:
+    floorplan: FloorplanConfig = field(default_factory=FloorplanConfig)
+    place: place.PlaceConfig = field(default_factory=place.PlaceConfig)
+    route: route.RouteConfig = field(default_factory=route.RouteConfig)
+    pin_access: str = "hybrid"   # "lef" | "hybrid" | "pads" (see pinaccess)
+    corners: tuple[str, ...] = CORNERS
+    signoff_corner: str = "tt_025C_1v80"  # the corner of the finish__* timing and power keys
+    clock_port: str | None = None         # used when no SDC is given
+    clock_period_ns: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.pin_access not in ("lef", "hybrid", "pads"):
+            raise InputError(f"pin_access {self.pin_access!r}: expected lef, hybrid or pads")
+        unknown = [c for c in self.corners if c not in CORNERS]
+        if unknown or self.signoff_corner not in self.corners:
+            raise InputError(f"corners {self.corners} / signoff_corner {self.signoff_corner}: known {CORNERS}")
+
+
+class PhysicalPaths:
+    """The run directory::
+
+        <out>/netlist.json            Yosys JSON of the input netlist
+        <out>/placed.def              floorplan + placement + pins + power grid
+        <out>/router_cells.lef        qrouter's view of the cells (pin access)
+        <out>/route/                  qrouter scripts, logs, <top>_route.def, <top>.rc
+        <out>/final.def               routed DEF + pin-access vias
+        <out>/<top>.gds               the signed-off layout
+        <out>/<top>.spef              parasitics (from qrouter's RC trees)
+        <out>/drc/ lvs/ sta/          reports
+        <out>/steps.json              per-step wall time and metrics
+        <out>/metadata.json           metrics (ORFS names + closer__*) and provenance
+    """
+
+    def __init__(self, root: Path, top: str) -> None:
+        self.root, self.top = root, top
+
+    netlist_json = property(lambda s: s.root / "netlist.json")
+    placed_def = property(lambda s: s.root / "placed.def")
+    router_lef = property(lambda s: s.root / "router_cells.lef")
+    route_dir = property(lambda s: s.root / "route")
+    final_def = property(lambda s: s.root / "final.def")
+    gds = property(lambda s: s.root / f"{s.top}.gds")
+    spef = property(lambda s: s.root / f"{s.top}.spef")
+    drc_dir = property(lambda s: s.root / "drc")
+    lvs_dir = property(lambda s: s.root / "lvs")
+    sta_dir = property(lambda s: s.root / "sta")
+    steps_json = property(lambda s: s.root / "steps.json")
+    metadata = property(lambda s: s.root / "metadata.json")
+    access_cache = property(lambda s: s.root / "pin_access.json")
+
+
+@dataclass
+class Context:
+    netlist_v: Path
+    top: str
+    sdc: Path | None
+    paths: PhysicalPaths
+    config: PhysicalConfig
+    pdk: PdkPaths
+    tech: Tech
+    macros: dict[str, Macro]
+    netlist: Netlist | None = None
+    layout: Layout | None = None
+    access: dict | None = None
+    route_result: route.RouteResult | None = None
+    drc_result: drc.DrcResult | None = None
+    lvs_result: lvs.LvsResult | None = None
+    sta_results: list[sta.StaResult] = field(default_factory=list)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    steps: list[dict] = field(default_factory=list)
+
+
+class Step(ABC):
+    id: ClassVar[str]
+    inputs: ClassVar[tuple[str, ...]] = ()
+    outputs: ClassVar[tuple[str, ...]] = ()
+
+    def start(self, ctx: Context) -> None:
+        """Check inputs, run, record wall time and metrics (subclasses write `run` only)."""
+        for name in self.inputs:
+            if getattr(ctx, name) is None:
+                raise InputError(f"step {self.id}: input {name} is missing")
+        t0 = time.monotonic()
+        metrics = self.run(ctx) or {}
+        wall = time.monotonic() - t0
+        ctx.metrics.update(metrics)
+        # high-water marks after the step: this Python process (placer, KLayout checks) and the
+        # largest external tool run so far (qrouter, OpenSTA, Yosys)
+        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        tools = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        ctx.steps.append({"step": self.id, "wall_s": round(wall, 3), "python_peak_rss_mb": round(own, 1),
+                          "tools_peak_rss_mb": round(tools, 1), "metrics": metrics})
+        ctx.paths.steps_json.write_text(json.dumps(ctx.steps, indent=1))
+
+    @abstractmethod
+    def run(self, ctx: Context) -> dict[str, Any]: ...
+
+
+class ReadNetlist(Step):
+    id = "ReadNetlist"
+    outputs = ("netlist",)
+
+    def run(self, ctx):
+        lib = ctx.pdk.liberty(ctx.config.signoff_corner)
+        netlist_mod.yosys_json(ctx.netlist_v, ctx.top, lib, ctx.paths.netlist_json, ctx.paths.root / "yosys_json.log")
+        ctx.netlist = netlist_mod.read_netlist(ctx.paths.netlist_json, ctx.top)
+        return {"closer__netlist__instances": len(ctx.netlist.instances), "closer__netlist__nets": len(ctx.netlist.nets)}
+
+
+class Floorplan(Step):
+    id = "Floorplan"
+    inputs = ("netlist",)
+    outputs = ("layout",)
+
+    def run(self, ctx):
+        ctx.layout = make_floorplan(ctx.netlist, ctx.macros, ctx.config.floorplan)
+        lay = ctx.layout
+        return {"finish__design__die__area": round(lay.die_area_um2, 3),
+                "finish__design__core__area": round(lay.core_area_um2, 3),
+                "closer__floorplan__rows": lay.rows, "closer__floorplan__tap_cells": len(lay.physical)}
+
+
+class Place(Step):
+    id = "Place"
+    inputs = ("netlist", "layout")
+
+    def run(self, ctx):
+        place.place(ctx.netlist, ctx.macros, ctx.layout, ctx.config.place)
+        return {"closer__place__hpwl": round(place.hpwl(ctx.netlist, ctx.layout), 1),
+                "closer__place__io_pins": len(ctx.layout.io_pins)}
+
+
+class Fill(Step):
+    id = "Fill"
+    inputs = ("layout",)
+
+    def run(self, ctx):
+        before = len(ctx.layout.physical)
+        insert_fill(ctx.layout, ctx.macros)
+        return {"closer__fill__cells": len(ctx.layout.physical) - before}
+
+
+class WriteDef(Step):
+    id = "WriteDef"
+    inputs = ("netlist", "layout")
+
+    def run(self, ctx):
+        defio.write_def(ctx.layout, ctx.netlist, ctx.tech, ctx.paths.placed_def)
+        return {}
+
+
+class PinAccess(Step):
+    id = "PinAccess"
+    inputs = ("netlist", "layout")
+    outputs = ("access",)
+
+    def run(self, ctx):
+        masters = ctx.netlist.masters() | {c.master for c in ctx.layout.physical}
+        ctx.access = pinaccess.access_table(ctx.macros, masters, ctx.pdk.gds, ctx.paths.access_cache)
+        pinaccess.write_router_lef(ctx.macros, ctx.access, ctx.paths.router_lef, ctx.config.pin_access)
+        pins = [a for t in ctx.access.values() for a in t.values()]
+        return {"closer__pin_access__pins": len(pins),
+                "closer__pin_access__pads": sum(1 for a in pins if a and a.needs_pad),
+                "closer__pin_access__none": sum(1 for a in pins if a is None)}
+
+
+class Route(Step):
+    id = "Route"
+    inputs = ("layout", "access")
+
+    def run(self, ctx):
+        r = route.route(ctx.pdk.tech_lef, ctx.paths.router_lef, ctx.paths.placed_def, ctx.layout,
+                        ctx.paths.route_dir, ctx.config.route, ctx.netlist)
+        ctx.route_result = r
+        route.finalize_def(r.routed_def, ctx.layout, ctx.netlist, ctx.macros, ctx.access, ctx.paths.final_def,
+                           ctx.config.pin_access, r.failed)
+        nets = defio.read_routed_nets(ctx.paths.final_def)
+        wl = sum(n.wire_length_dbu for n in nets.values()) / 1000
+        return {"closer__route__unrouted_nets": r.failed_nets, "closer__route__passes": r.passes,
+                "closer__route__failed_net_names": r.failed[:50],
+                "closer__route__capped_at_pass": r.capped_at, "detailedroute__route__wirelength": round(wl, 1),
+                "closer__route__wall_s": round(r.wall_s, 2), "closer__route__peak_rss_mb": round(r.peak_rss_mb, 1)}
+
+
+class Gds(Step):
+    id = "Gds"
+
+    def run(self, ctx):
+        gds.def_to_gds(ctx.paths.final_def, ctx.pdk.tech_lef, ctx.pdk.cell_lef, ctx.pdk.gds, ctx.paths.gds)
+        return {}
+
+
+class Drc(Step):
+    id = "Drc"
+
+    def run(self, ctx):
+        ctx.drc_result = d = drc.run_drc(ctx.paths.gds, ctx.paths.drc_dir)
+        return {"detailedroute__route__drc_errors": d.total, "closer__signoff__drc__errors": d.total,
+                **{f"closer__signoff__drc__{k}": v for k, v in d.counts.items()}}
+
+
+class Lvs(Step):
+    id = "Lvs"
+    inputs = ("netlist", "layout")
+
+    def run(self, ctx):
+        ctx.lvs_result = r = lvs.run_lvs(ctx.paths.gds, ctx.layout, ctx.netlist, ctx.macros, ctx.paths.lvs_dir)
+        return {"closer__signoff__lvs__clean": r.ok, "closer__signoff__lvs__opens": len(r.opens),
+                "closer__signoff__lvs__shorts": len(r.shorts), "closer__signoff__lvs__nets": r.nets_checked}
+
+
+class Sta(Step):
+    id = "Sta"
+    inputs = ("netlist",)
+
+    def run(self, ctx):
+        ctx.paths.sta_dir.mkdir(parents=True, exist_ok=True)
+        rc = parasitics.parse_rc(ctx.route_result.rc_file)
+        spef = parasitics.write_spef(rc, ctx.top, ctx.netlist.original, ctx.paths.spef, ctx.netlist.ports)
+        out: dict[str, Any] = {}
+        for corner in ctx.config.corners:
+            for use in (None, spef):
+                r = sta.run_sta(corner, ctx.pdk.liberty(corner), ctx.netlist_v, ctx.top, ctx.sdc, use,
+                                ctx.paths.sta_dir, ctx.config.clock_port, ctx.config.clock_period_ns)
+                ctx.sta_results.append(r)
+                tag = "spef" if use else "nospef"
+                out[f"closer__timing__setup__ws__{corner}__{tag}"] = r.setup_ws_ns
+                out[f"closer__timing__hold__ws__{corner}__{tag}"] = r.hold_ws_ns
+                out[f"closer__power__total__{corner}__{tag}"] = r.power_total_w
+                if corner == ctx.config.signoff_corner and use is not None:
+                    out["finish__timing__setup__ws"] = r.setup_ws_ns
+                    out["finish__timing__hold__ws"] = r.hold_ws_ns
+                    out["finish__power__total"] = r.power_total_w
+        return out
+
+
+class Metrics(Step):
+    id = "Metrics"
+    inputs = ("netlist", "layout")
+
+    def run(self, ctx):
+        area = sum(ctx.macros[i.master].width * ctx.macros[i.master].height for i in ctx.netlist.instances.values())
+        core = ctx.layout.core_area_um2
+        m = {"finish__design__instance__area": round(area, 3),
+             "finish__design__instance__count": len(ctx.netlist.instances),
+             "finish__design__instance__utilization": round(area / core, 4)}
+        unrouted = ctx.route_result.failed_nets if ctx.route_result else None
+        drc_total = ctx.drc_result.total if ctx.drc_result else None
+        lvs_ok = ctx.lvs_result.ok if ctx.lvs_result else None
+        m["closer__gate__route__pass"] = unrouted == 0
+        m["closer__gate__drc__pass"] = drc_total == 0
+        m["closer__gate__lvs__pass"] = bool(lvs_ok)
+        m["closer__gate__signoff__pass"] = unrouted == 0 and drc_total == 0 and bool(lvs_ok)
+        return m
+
+
+STEPS: tuple[type[Step], ...] = (ReadNetlist, Floorplan, Place, Fill, WriteDef, PinAccess, Route, Gds, Drc,
+                                 Lvs, Sta, Metrics)
+
+
+@dataclass
+class PhysicalResult:
+    metrics: dict[str, Any]
+    gds: Path
+    def_: Path
+    spef: Path | None
+    metadata: Path
+    steps: list[dict]
+
+    @property
+    def signoff_clean(self) -> bool:
+        return bool(self.metrics.get("closer__gate__signoff__pass"))
+
+
+def provenance(ctx: Context) -> dict[str, Any]:
+    from importlib.metadata import version
+
+    return {"tools": {"router": route.qrouter_version(), "klayout": f"klayout {version('klayout')} (PyPI)",
+                      "sta": "OpenSTA 2.0.17 (Debian opensta)", "placer": "closer.physical.place (quadratic + bisection)",
+                      "yosys": "pyosys launcher (.venv/bin/yosys)"},
+            "pdk": {"root": str(ctx.pdk.root), "library": "sky130_fd_sc_hd", "signoff_corner": ctx.config.signoff_corner,
+                    "corners": list(ctx.config.corners)},
+            "design": {"top": ctx.top, "netlist": str(ctx.netlist_v),
+                       "netlist_sha256": hashlib.sha256(ctx.netlist_v.read_bytes()).hexdigest(),
+                       "sdc": str(ctx.sdc) if ctx.sdc else None},
+            "host": platform.node(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "drc_deck": "closer.physical.drc_deck (sky130 periphery rule values, BEOL li1..met5)"}
+
+
+def run_physical(netlist_v: Path, top: str, sdc: Path | None, out_dir: Path,
+                 config: PhysicalConfig | None = None, stop_after: str | None = None) -> PhysicalResult:
+    config = config or PhysicalConfig()
+    netlist_v = Path(netlist_v)
+    if not netlist_v.is_file():
+        raise InputError(f"netlist {netlist_v} does not exist")
+    if sdc is not None and not Path(sdc).is_file():
+        raise InputError(f"SDC {sdc} does not exist")
+    if sdc is None and not (config.clock_port and config.clock_period_ns):
+        raise InputError("give an SDC or config.clock_port + config.clock_period_ns")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    p = pdk()
+    ctx = Context(netlist_v, top, Path(sdc) if sdc else None, PhysicalPaths(out_dir, top), config, p,
+                  read_tech(p.tech_lef), read_macros(p.cell_lef))
+    for step_cls in STEPS:
+        step_cls().start(ctx)
+        if stop_after == step_cls.id:
+            break
+    meta = _merge_metadata(ctx)
+    return PhysicalResult(ctx.metrics, ctx.paths.gds, ctx.paths.final_def,
+                          ctx.paths.spef if ctx.paths.spef.is_file() else None, meta, ctx.steps)
+
+
+def _merge_metadata(ctx: Context) -> Path:
+    """Merge into metadata.json (other flow steps may have written their own keys there)."""
+    path = ctx.paths.metadata
+    data = json.loads(path.read_text()) if path.is_file() else {}
+    data.setdefault("metrics", {}).update(ctx.metrics)
+    data.setdefault("provenance", {})["physical"] = provenance(ctx)
+    data["physical_steps"] = ctx.steps
+    path.write_text(json.dumps(data, indent=1, default=str))
+    return path

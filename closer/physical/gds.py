@@ -1,0 +1,66 @@
+"""DEF -> GDS with KLayout's LEF/DEF reader: routing from the DEF, standard cells from the PDK's
+cell GDS (never their LEF abstracts), layers through `data/sky130hd.map`."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from closer.errors import ToolError
+
+MAP_FILE = Path(__file__).parent / "data" / "sky130hd.map"
+
+# GDS (layer, datatype) of the layers the signoff checks read
+LAYERS: dict[str, tuple[int, int]] = {
+    "li1": (67, 20), "mcon": (67, 44), "met1": (68, 20), "via": (68, 44), "met2": (69, 20),
+    "via2": (69, 44), "met3": (70, 20), "via3": (70, 44), "met4": (71, 20), "via4": (71, 44),
+    "met5": (72, 20),
+}
+PIN_LAYERS: dict[str, tuple[int, int]] = {
+    "li1": (67, 16), "met1": (68, 16), "met2": (69, 16), "met3": (70, 16), "met4": (71, 16), "met5": (72, 16),
+}
+LABEL_LAYERS: dict[str, tuple[int, int]] = {
+    "li1": (67, 5), "met1": (68, 5), "met2": (69, 5), "met3": (70, 5), "met4": (71, 5), "met5": (72, 5),
+}
+
+
+def def_to_gds(def_path: Path, tech_lef: Path, cell_lef: Path, cell_gds: Path, out_gds: Path) -> Path:
+    import klayout.db as kdb
+
+    opts = kdb.LoadLayoutOptions()
+    cfg = opts.lefdef_config
+    cfg.map_file = str(MAP_FILE)
+    cfg.read_lef_with_def = False
+    cfg.macro_resolution_mode = 2  # standard cells from the GDS given below, never LEF geometry
+    cfg.dbu = 0.001
+    with tempfile.TemporaryDirectory() as tmp:
+        tech_link = Path(tmp) / "tech.lef"  # KLayout picks the reader by extension (.tlef unknown)
+        tech_link.symlink_to(tech_lef)
+        cfg.lef_files = [str(tech_link), str(cell_lef)]
+        cfg.macro_layout_files = [str(cell_gds)]
+        layout = kdb.Layout()
+        try:
+            layout.read(str(def_path), opts)
+        except RuntimeError as exc:
+            raise ToolError(f"KLayout could not read {def_path}: {exc}") from exc
+    tops = layout.top_cells()
+    if len(tops) != 1:
+        raise ToolError(f"{def_path}: expected one top cell in the GDS, got {[c.name for c in tops]}")
+    ghosts = [c.name for c in layout.each_cell() if c.is_ghost_cell()]
+    if ghosts:
+        raise ToolError(f"{def_path}: cells without layout (ghost cells): {', '.join(ghosts[:10])}")
+    _pins_to_drawing(layout, tops[0])
+    out_gds.parent.mkdir(parents=True, exist_ok=True)
+    layout.write(str(out_gds))
+    return out_gds
+
+
+def _pins_to_drawing(layout, top) -> None:
+    """DEF pin shapes land on the pin datatype (xx/16); they are metal, so copy them onto the
+    drawing datatype too (the cell GDS already draws its pins on both)."""
+    for name, (layer, pin_dt) in PIN_LAYERS.items():
+        src = layout.find_layer(layer, pin_dt)
+        if src is None:
+            continue
+        dst = layout.layer(*LAYERS[name])
+        top.shapes(dst).insert(top.shapes(src))

@@ -1,0 +1,144 @@
+"""The gate netlist the physical steps work on, read through Yosys' JSON writer.
+
+`Netlist` holds instances (cell master + pin -> net), top-level ports and nets, each under a
+DEF-safe name; `original` maps the safe names back to the netlist's own names (for SPEF/STA).
+Constant drivers are rejected: the netlist must use tie cells (e.g. conb_1) for 0/1.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from closer.errors import InputError
+from closer.procs import Command, run
+
+_SAFE = re.compile(r"[^A-Za-z0-9_]")
+
+
+@dataclass
+class Instance:
+    name: str
+    master: str
+    pins: dict[str, str]  # pin -> net (safe names)
+
+
+@dataclass
+class Netlist:
+    top: str
+    instances: dict[str, Instance]
+    ports: dict[str, str]  # safe port/net name -> direction ("input"/"output"/"inout")
+    nets: dict[str, list[tuple[str, str]]]  # net -> [(instance or "PIN", pin)]
+    original: dict[str, str] = field(default_factory=dict)  # safe name -> netlist name
+
+    def masters(self) -> set[str]:
+        return {inst.master for inst in self.instances.values()}
+
+
+class _Namer:
+    def __init__(self) -> None:
+        self.used: dict[str, str] = {}
+        self.original: dict[str, str] = {}
+
+    def safe(self, name: str, kind: str) -> str:
+        key = (kind, name)
+        if key in self.used:
+            return self.used[key]
+        base = _SAFE.sub("_", name.lstrip("\\")) or "n"
+        if base[0].isdigit():
+            base = "n" + base
+        cand, k = base, 1
+        taken = set(self.original)
+        while cand in taken:
+            k += 1
+            cand = f"{base}_{k}"
+        self.used[key] = cand
+        self.original[cand] = name
+        return cand
+
+
+def yosys_json(netlist_v: Path, top: str, liberty: Path, out_json: Path, log: Path) -> Path:
+    script = (f"read_liberty -lib {liberty}; read_verilog {netlist_v}; hierarchy -check -top {top}; "
+              f"write_json {out_json}")
+    run(Command(["yosys", "-q", "-p", script], timeout_s=300), log)
+    return out_json
+
+
+def read_netlist(json_path: Path, top: str) -> Netlist:
+    data = json.loads(Path(json_path).read_text())
+    module = data.get("modules", {}).get(top)
+    if module is None:
+        raise InputError(f"{json_path}: module {top!r} not found (have: {', '.join(data.get('modules', {}))})")
+    namer = _Namer()
+    bit_name: dict[int, str] = {}
+    ports: dict[str, str] = {}
+    for pname, port in module["ports"].items():
+        bits = port["bits"]
+        for i, bit in enumerate(bits):
+            if isinstance(bit, str):
+                raise InputError(f"{json_path}: port {pname} bit {i} is tied to constant {bit!r}; "
+                                 "use tie cells (hilomap) and buffer port-to-port assigns (insbuf)")
+            label = pname if len(bits) == 1 else f"{pname}[{i}]"
+            if bit in bit_name:
+                raise InputError(f"{json_path}: ports {bit_name[bit]} and {label} are the same net; "
+                                 "buffer port-to-port assigns (yosys insbuf)")
+            bit_name[bit] = namer.safe(label, "net")
+            ports[bit_name[bit]] = port["direction"]
+    for nname, info in sorted(module.get("netnames", {}).items(), key=lambda kv: kv[1].get("hide_name", 0)):
+        bits = info["bits"]
+        for i, bit in enumerate(bits):
+            if isinstance(bit, int) and bit not in bit_name:
+                label = nname if len(bits) == 1 else f"{nname}[{i}]"
+                bit_name[bit] = namer.safe(label, "net")
+    instances: dict[str, Instance] = {}
+    nets: dict[str, list[tuple[str, str]]] = {n: [("PIN", n)] for n in ports}
+    for cname, cell in module.get("cells", {}).items():
+        iname = namer.safe(cname, "inst")
+        pins: dict[str, str] = {}
+        for pin, bits in cell["connections"].items():
+            if len(bits) != 1:
+                raise InputError(f"{json_path}: cell {cname} pin {pin} has {len(bits)} bits; expected a gate netlist")
+            bit = bits[0]
+            if isinstance(bit, str):
+                if bit in ("x", "z"):
+                    continue  # unconnected
+                raise InputError(f"{json_path}: cell {cname} pin {pin} is tied to constant {bit!r}; "
+                                 "use tie cells (yosys hilomap with sky130_fd_sc_hd__conb_1)")
+            net = bit_name.setdefault(bit, namer.safe(f"net{bit}", "net"))
+            pins[pin] = net
+            nets.setdefault(net, []).append((iname, pin))
+        instances[iname] = Instance(iname, cell["type"], pins)
+    return Netlist(top, instances, ports, nets, namer.original)
+
+
+GATE_SYNTH_SCRIPT = """read_liberty -lib {lib}
+{reads}
+hierarchy -check -top {top}
+{chparams}
+synth -flatten -top {top}
+dfflibmap -liberty {lib}
+abc -liberty {lib}
+hilomap -singleton -hicell sky130_fd_sc_hd__conb_1 HI -locell sky130_fd_sc_hd__conb_1 LO
+setundef -zero
+splitnets -ports
+insbuf -buf sky130_fd_sc_hd__buf_2 A X
+opt_clean -purge
+rename -enumerate
+stat -liberty {lib}
+write_verilog -noattr -noexpr -nohex -nodec {out}
+"""
+
+
+def synthesize(rtl: list[Path], top: str, liberty: Path, out_v: Path, log: Path,
+               parameters: dict[str, int] | None = None) -> Path:
+    """A plain Yosys gate-level synthesis for experiments and tests (the real front half is
+    closer.flow's); tie cells and port buffers are inserted so the netlist is placeable."""
+    chparams = "".join(f"chparam -set {k} {v} {top}\n" for k, v in (parameters or {}).items())
+    script = GATE_SYNTH_SCRIPT.format(lib=liberty, reads="\n".join(f"read_verilog -sv {p}" for p in rtl),
+                                      top=top, chparams=chparams, out=out_v)
+    ys = out_v.with_suffix(".ys")
+    ys.write_text(script)
+    run(Command(["yosys", "-s", str(ys)], timeout_s=900), log)
+    return out_v

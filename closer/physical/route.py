@@ -1,0 +1,258 @@
+"""Detailed routing with qrouter 1.4.88 (built by scripts/build-qrouter.sh).
+
+Best configuration measured (see docs/physical.md): the real tech LEF; the derived pin-access
+cell LEF (`pinaccess`); li1 obstructed (no qrouter-made L1M1 vias at all); `via stack all`;
+fixed default vias (`via use ...`); and qrouter's rip-up schedule stopped at its best pass:
+qrouter is deterministic, so when later passes get worse the run is replayed capped there.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from closer.errors import ToolError, ToolMissing
+from closer.paths import repo_paths
+from closer.physical.floorplan import DBU, Layout
+from closer.physical.lef import Macro
+from closer.physical.netlist import Netlist
+from closer.physical.pinaccess import AccessPoint
+from closer.procs import Command, run
+
+QROUTER_VERSION = "1.4.88"
+SCHEDULE = [("10", 10), ("20", 10), ("30", 10), ("40", 10), ("50", 10), ("60", 10), ("70", 10),
+            ("80", 10), ("90", 10), ("100", 10), ("none", 20), ("none", 40), ("none", 60),
+            ("none", 80), ("none", 100)]
+
+
+@dataclass
+class RouteConfig:
+    layers: int = 5                      # li1..met4 (met5 is left for nothing; 3.4 um pitch)
+    fixed_vias: tuple[str, ...] = ("L1M1_PR", "M1M2_PR", "M2M3_PR", "M3M4_PR", "M4M5_PR")
+    block_li1: bool = False              # li1 obstructed everywhere (measured: no gain)
+    cap_at_best_pass: bool = True        # replay (qrouter is deterministic) stopped at the best pass
+    max_passes: int = len(SCHEDULE)      # stage2 passes in the first run
+    patience: int = 4                    # stop after this many passes without a new best
+    priority_min_pins: int = 0           # >0: nets with that many pins routed first (gcd: 3 -> 20 unrouted, off)
+    timeout_s: float = 1800.0
+
+
+@dataclass
+class RouteResult:
+    routed_def: Path
+    rc_file: Path
+    failed_nets: int
+    passes: list[int] = field(default_factory=list)  # failures after stage1 and each stage2 pass
+    failed: list[str] = field(default_factory=list)  # names of the nets qrouter left unrouted
+    capped_at: int | None = None
+    wall_s: float = 0.0
+    peak_rss_mb: float = 0.0
+
+
+def qrouter_binary() -> Path:
+    path = repo_paths().venv / "opt" / "qrouter" / "bin" / "qrouter"
+    if not path.is_file():
+        raise ToolMissing(f"qrouter {QROUTER_VERSION} not built at {path}: run scripts/build-qrouter.sh")
+    return path
+
+
+def qrouter_version() -> str:
+    return f"qrouter {QROUTER_VERSION} (Debian sid orig tarball, built by scripts/build-qrouter.sh)"
+
+
+def _script(tech_lef: Path, cell_lef: Path, in_def: Path, out_def: Path, rc: Path,
+            layout: Layout, cfg: RouteConfig, max_pass: int, priority: list[str] = ()) -> str:
+    masks = " ".join(m for m, _ in SCHEDULE)
+    efforts = " ".join(str(e) for _, e in SCHEDULE)
+    lines = [
+        f"read_lef {tech_lef}",
+        f"read_lef {cell_lef}",
+        f"catch {{layers {cfg.layers}}}",
+        "via stack all",
+        f"via use {' '.join(cfg.fixed_vias)}",
+        "vdd VPWR",
+        "gnd VGND",
+    ]
+    if cfg.block_li1:
+        lines.append(f"obstruction 0 0 {layout.die_w / DBU} {layout.die_h / DBU} li1")
+    lines += [
+        f"read_def {in_def}",
+        *([f"priority {' '.join(priority)}"] if priority else []),
+        "set r [stage1]",
+        'puts "CLOSER_PASS 0 $r"',
+        "set pass 0",
+        "set best $r",
+        "set since 0",
+        f"foreach m {{{masks}}} e {{{efforts}}} {{",
+        f"  if {{$r == 0 || $pass >= {max_pass} || $since >= {cfg.patience}}} break",
+        "  incr pass",
+        "  set r [stage2 mask $m effort $e]",
+        '  puts "CLOSER_PASS $pass $r"',
+        "  if {$r < $best} { set best $r; set since 0 } else { incr since }",
+        "}",
+        "if {$r == 0} {",
+        "  set r [stage3]",
+        '  puts "CLOSER_STAGE3 $r"',
+        "  if {$r > 0} { set r [stage2 mask none] }",
+        "}",
+        "cleanup all",
+        'puts "CLOSER_FINAL $r"',
+        f"write_def {out_def}",
+        f"write_delays {rc}",
+        "quit",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def failed_nets(log: Path) -> list[str]:
+    text = log.read_text(errors="replace")
+    if "List of failed nets follows:" not in text:
+        return []
+    return text.rsplit("List of failed nets follows:", 1)[1].split("-----", 1)[0].split()
+
+
+def _parse(log: Path) -> tuple[list[int], int]:
+    text = log.read_text(errors="replace")
+    passes = [int(v) for v in re.findall(r"^CLOSER_PASS \d+ (\d+)", text, re.M)]
+    final = re.findall(r"^CLOSER_FINAL (\d+)", text, re.M)
+    if not final:
+        raise ToolError(f"qrouter did not finish its schedule; log: {log}")
+    return passes, int(final[-1])
+
+
+def route(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: Path,
+          cfg: RouteConfig, netlist: Netlist | None = None) -> RouteResult:
+    binary = qrouter_binary()
+    work.mkdir(parents=True, exist_ok=True)
+    out_def, rc = work / f"{layout.top}_route.def", work / f"{layout.top}.rc"
+
+    # optional: high-fanout nets first (measured on gcd: worse, 3 -> 20 unrouted; off by default)
+    priority = sorted((n for n, t in (netlist.nets.items() if netlist else []) if len(t) >= cfg.priority_min_pins),
+                      key=lambda n: -len(netlist.nets[n])) if cfg.priority_min_pins else []
+
+    def attempt(max_pass: int, tag: str):
+        tcl = work / f"route_{tag}.tcl"
+        tcl.write_text(_script(tech_lef, router_lef, in_def, out_def, rc, layout, cfg, max_pass, priority))
+        done = run(Command([str(binary), "-noc", "-nog", "-s", str(tcl)], cwd=work, timeout_s=cfg.timeout_s),
+                   work / f"qrouter_{tag}.log", check=False)
+        passes, final = _parse(done.log)
+        return done, passes, final
+
+    done, passes, final = attempt(cfg.max_passes, "full")
+    wall, rss, capped, last = done.wall_s, done.peak_rss_mb, None, done
+    if cfg.cap_at_best_pass and final > 0 and passes and min(passes) < final:
+        best = passes.index(min(passes))
+        done2, passes2, final2 = attempt(best, f"capped{best}")
+        wall += done2.wall_s
+        rss = max(rss, done2.peak_rss_mb)
+        final, capped, last = final2, best, done2
+    if not out_def.is_file():
+        raise ToolError(f"qrouter wrote no DEF; log: {done.log}")
+    failed = failed_nets(last.log) if final else []
+    return RouteResult(out_def, rc, final, passes, failed, capped, wall, rss)
+
+
+def finalize_def(routed_def: Path, layout: Layout, netlist: Netlist, macros: dict[str, Macro],
+                 table: dict[str, dict[str, AccessPoint | None]], out_def: Path,
+                 mode: str = "hybrid", failed: list[str] | None = None) -> Path:
+    """Merge qrouter's trailing stub SPECIALNETS into the power section and add the pin-access
+    L1M1_PR vias (one per connected pin) as special wiring of their nets. Nets qrouter left
+    unrouted get no access vias: their pads would be dangling metal (they are opens anyway)."""
+    skip = set(failed or [])
+    text = routed_def.read_text()
+    end_nets = text.index("END NETS")
+    tail = text[end_nets:]
+    stubs: list[str] = []
+    m = re.search(r"\nSPECIALNETS\s+\d+\s*;\s*\n(.*?)(?:END SPECIALNETS\s*\n)?END DESIGN", tail, re.S)
+    if m:
+        stubs = [e.strip() for e in re.split(r"\n(?=- )", m.group(1).strip()) if e.strip()]
+        text = text[:end_nets] + tail[:m.start()] + "\nEND DESIGN\n"
+    vias: dict[str, list[tuple[int, int]]] = {}
+    geometry = _net_geometry(text)
+    for net, terms in netlist.nets.items():
+        if len(terms) < 2 or net in skip:
+            continue
+        for inst_name, pin in terms:
+            if inst_name == "PIN":
+                continue
+            inst = netlist.instances[inst_name]
+            ap = table.get(inst.master, {}).get(pin)
+            if ap is None or mode == "lef":
+                continue
+            placed = layout.cells[inst_name]
+            macro = macros[inst.master]
+
+            def die(x: int, y: int) -> tuple[int, int]:
+                return placed.x + x, placed.y + (y if placed.orient == "N" else round(macro.height * DBU) - y)
+
+            if ap.needs_pad or mode == "pads":
+                vias.setdefault(net, []).append(die(ap.x, ap.y))
+                continue
+            # qrouter sometimes ends a route on met1 exactly on an li1 pin spot without writing
+            # the L1M1 via (measured on gcd: 4 nets "routed" but open); add the missing via
+            segs, l1m1 = geometry.get(net, ([], set()))
+            for sx, sy in ap.on_grid:
+                pt = die(sx, sy)
+                if pt not in l1m1 and any(_on_segment(pt, seg) for seg in segs):
+                    vias.setdefault(net, []).append(pt)
+    entries = list(stubs)
+    for net, pts in sorted(vias.items()):
+        body = "\n    NEW ".join(f"li1 0 ( {x} {y} ) L1M1_PR" for x, y in pts)
+        entries.append(f"- {net}\n  + ROUTED {body} ;")
+    sm = re.search(r"SPECIALNETS\s+(\d+)\s*;", text)
+    if sm is None:
+        raise ToolError(f"{routed_def}: no SPECIALNETS section (power grid missing)")
+    count = int(sm.group(1)) + len(entries)
+    end_sp = text.index("END SPECIALNETS", sm.end())
+    text = (text[:sm.start()] + f"SPECIALNETS {count} ;" + text[sm.end():end_sp]
+            + "\n".join(entries) + "\n" + text[end_sp:])
+    out_def.write_text(text)
+    return out_def
+
+
+def _net_geometry(def_text: str) -> dict[str, tuple[list, set]]:
+    """Per net of the NETS section: met1 segments ((x1, y1), (x2, y2)) and L1M1_PR via points."""
+    start = def_text.index("\nNETS ")
+    end = def_text.index("END NETS", start)
+    out: dict[str, tuple[list, set]] = {}
+    for block in re.split(r"\n(?=- )", def_text[start:end]):
+        m = re.match(r"- (\S+)", block)
+        if not m or "ROUTED" not in block:
+            continue
+        segs, vias = [], set()
+        for piece in re.split(r"\+\s*ROUTED|\bNEW\b", block)[1:]:
+            toks = re.findall(r"\(\s*(\S+)\s+(\S+)(?:\s+\S+)?\s*\)|([A-Za-z]\w*)", piece)
+            layer, prev, pts = None, None, []
+            for xs, ys, word in toks:
+                if word:
+                    if layer is None:
+                        layer = word
+                    elif word.startswith("L1M1") and prev is not None:
+                        vias.add(prev)
+                    continue
+                x = prev[0] if xs == "*" else int(xs)
+                y = prev[1] if ys == "*" else int(ys)
+                if prev is not None and layer == "met1":
+                    segs.append((prev, (x, y)))
+                prev = (x, y)
+                pts.append(prev)
+            if layer == "met1" and len(pts) == 1:
+                segs.append((pts[0], pts[0]))
+        out[m.group(1)] = (segs, vias)
+    return out
+
+
+def _on_segment(pt: tuple[int, int], seg) -> bool:
+    (x1, y1), (x2, y2) = seg
+    return min(x1, x2) <= pt[0] <= max(x1, x2) and min(y1, y2) <= pt[1] <= max(y1, y2) and (
+        x1 == x2 == pt[0] or y1 == y2 == pt[1])
+
+
+def have_qrouter() -> bool:
+    try:
+        qrouter_binary()
+        return shutil.which("wish") is not None or Path("/usr/bin/tclsh").exists()
+    except ToolMissing:
+        return False

@@ -1,0 +1,251 @@
+"""closer.physical: the DRC deck and LVS two-way tested, and the counter taken through the real
+tools (placement -> qrouter -> KLayout GDS -> DRC -> LVS -> OpenSTA) end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from closer.physical import PhysicalConfig, run_physical
+from closer.physical.drc import run_drc
+from closer.physical.drc_deck import RULES
+from closer.physical.lvs import run_lvs
+from closer.physical.netlist import synthesize
+from closer.physical.parasitics import parse_rc
+from closer.physical.route import have_qrouter
+from tests.conftest import require_tool
+
+kdb = pytest.importorskip("klayout.db")
+
+MET1, MET2, VIA, MCON, LI1, MET3 = (68, 20), (69, 20), (68, 44), (67, 44), (67, 20), (70, 20)
+
+
+def _gds(tmp: Path, shapes: list[tuple[tuple[int, int], tuple[int, int, int, int]]], name="t.gds") -> Path:
+    layout = kdb.Layout()
+    layout.dbu = 0.001
+    top = layout.create_cell("TOP")
+    for (layer, dt), box in shapes:
+        top.shapes(layout.layer(layer, dt)).insert(kdb.Box(*box))
+    path = tmp / name
+    layout.write(str(path))
+    return path
+
+
+# ---- DRC deck: each rule kind accepts a legal shape and flags a perturbed one ---------------
+
+DECK_CASES = [
+    # (rule, legal shapes, perturbed shapes)
+    ("m1.1", [(MET1, (0, 0, 140, 1000))], [(MET1, (0, 0, 130, 1000))]),
+    ("m1.2", [(MET1, (0, 0, 300, 1000)), (MET1, (440, 0, 740, 1000))],
+     [(MET1, (0, 0, 300, 1000)), (MET1, (430, 0, 730, 1000))]),
+    ("m1.6", [(MET1, (0, 0, 290, 290))], [(MET1, (0, 0, 290, 230))]),
+    ("m3.2", [(MET3, (0, 0, 300, 2000)), (MET3, (600, 0, 900, 2000))],
+     [(MET3, (0, 0, 300, 2000)), (MET3, (590, 0, 890, 2000))]),
+    ("li.3", [(LI1, (0, 0, 170, 1000)), (LI1, (340, 0, 510, 1000))],
+     [(LI1, (0, 0, 170, 1000)), (LI1, (330, 0, 500, 1000))]),
+    ("via.1a", [(VIA, (0, 0, 150, 150)), (MET1, (-85, -55, 235, 205)), (MET2, (-55, -85, 205, 235))],
+     [(VIA, (0, 0, 160, 150)), (MET1, (-85, -55, 245, 205)), (MET2, (-55, -85, 215, 235))]),
+    ("via.4a", [(VIA, (0, 0, 150, 150)), (MET1, (-85, -55, 235, 205)), (MET2, (-55, -85, 205, 235))],
+     [(VIA, (0, 0, 150, 150)), (MET1, (-85, -50, 235, 205)), (MET2, (-55, -85, 205, 235))]),
+    ("via.5a", [(VIA, (0, 0, 150, 150)), (MET1, (-85, -55, 235, 205)), (MET2, (-55, -85, 205, 235))],
+     [(VIA, (0, 0, 150, 150)), (MET1, (-60, -60, 210, 210)), (MET2, (-55, -85, 205, 235))]),
+    ("ct.2", [(MCON, (0, 0, 170, 170)), (MCON, (360, 0, 530, 170)), (LI1, (0, 0, 530, 170)), (MET1, (-60, -30, 590, 200))],
+     [(MCON, (0, 0, 170, 170)), (MCON, (350, 0, 520, 170)), (LI1, (0, 0, 520, 170)), (MET1, (-60, -30, 580, 200))]),
+    ("ct.4", [(MCON, (0, 0, 170, 170)), (LI1, (0, 0, 170, 600)), (MET1, (-60, -30, 330, 200))],
+     [(MCON, (0, 0, 170, 170)), (LI1, (5, 0, 170, 600)), (MET1, (-60, -30, 330, 200))]),
+    ("x.1b.met1", [(MET1, (0, 0, 300, 300))], [(MET1, (0, 0, 302, 300))]),
+]
+
+
+@pytest.mark.parametrize("rule,legal,bad", DECK_CASES, ids=[c[0] for c in DECK_CASES])
+def test_drc_rule_two_way(tmp_path, rule, legal, bad):
+    clean = run_drc(_gds(tmp_path, legal, "legal.gds"))
+    assert clean.total == 0, clean.nonzero()
+    dirty = run_drc(_gds(tmp_path, bad, "bad.gds"), tmp_path / "markers")
+    assert dirty.counts[rule] >= 1, dirty.nonzero()
+    assert (tmp_path / "markers" / "drc.lyrdb").is_file()
+
+
+def test_deck_rule_names_unique_and_values_positive():
+    names = [r.name for r in RULES]
+    assert len(names) == len(set(names))
+    assert all(r.value >= 0 for r in RULES)
+
+
+def test_drc_accepts_the_standard_cells(tmp_path, pdk_paths):
+    """Every sky130_fd_sc_hd cell the flow can place, side by side: no BEOL violation. (The two
+    tapvgnd variants carry a 0.0667 um^2 met1 island < m1.6's 0.083; the flow never uses them.)"""
+    layout = kdb.Layout()
+    layout.read(str(pdk_paths.gds))
+    top = layout.create_cell("ALL")
+    x = 0
+    skipped = {"sky130_fd_sc_hd__tapvgnd_1", "sky130_fd_sc_hd__tapvgnd2_1"}
+    for cell in sorted(layout.each_cell(), key=lambda c: c.name):
+        if cell.name.startswith("sky130_fd_sc_hd__") and cell.name not in skipped and cell.parent_cells() == 0:
+            top.insert(kdb.CellInstArray(cell.cell_index(), kdb.Trans(x, 0)))
+            x += cell.bbox().width() + 3000
+    path = tmp_path / "all.gds"
+    layout.write(str(path))
+    assert run_drc(path, top_name="ALL").total == 0
+
+
+# ---- the counter through the real tools ------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def counter_run(tmp_path_factory, pdk_paths):
+    require_tool("yosys")
+    require_tool("sta")
+    if not have_qrouter():
+        pytest.fail("qrouter 1.4.88 not built: run scripts/build-qrouter.sh")
+    work = tmp_path_factory.mktemp("counter")
+    netlist = synthesize([pdk_paths.root / "smoke" / "counter.v"], "counter", pdk_paths.liberty("tt_025C_1v80"),
+                         work / "counter.v", work / "synth.log")
+    cfg = PhysicalConfig(clock_port="clk", clock_period_ns=5.0)
+    result = run_physical(netlist, "counter", None, work / "phys", cfg)
+    return result, work
+
+
+def test_counter_routes_and_passes_lvs(counter_run):
+    result, _ = counter_run
+    m = result.metrics
+    assert m["closer__route__unrouted_nets"] == 0
+    assert m["closer__signoff__lvs__clean"] is True
+    assert m["detailedroute__route__wirelength"] > 0
+    assert m["finish__design__instance__utilization"] < 0.5
+    assert m["finish__timing__setup__ws"] is not None and m["finish__power__total"] > 0
+    meta = json.loads(result.metadata.read_text())
+    assert meta["metrics"]["detailedroute__route__drc_errors"] == m["detailedroute__route__drc_errors"]
+    assert "qrouter 1.4.88" in meta["provenance"]["physical"]["tools"]["router"]
+
+
+def _run_lvs_on(gds: Path, work: Path, pdk_paths):
+    from closer.physical.floorplan import insert_fill, make_floorplan
+    from closer.physical.lef import read_macros
+    from closer.physical.netlist import read_netlist
+    from closer.physical.place import place
+
+    cfg = PhysicalConfig(clock_port="clk", clock_period_ns=5.0)
+    macros = read_macros(pdk_paths.cell_lef)
+    netlist = read_netlist(work / "phys" / "netlist.json", "counter")
+    layout = make_floorplan(netlist, macros, cfg.floorplan)
+    place(netlist, macros, layout, cfg.place)  # deterministic: the same placement as the run
+    insert_fill(layout, macros)
+    return run_lvs(gds, layout, netlist, macros)
+
+
+def _edit(gds: Path, out: Path, edit) -> Path:
+    layout = kdb.Layout()
+    layout.read(str(gds))
+    edit(layout, layout.top_cell())
+    layout.write(str(out))
+    return out
+
+
+def test_lvs_two_way_open_and_short(counter_run, pdk_paths, tmp_path):
+    result, work = counter_run
+    assert _run_lvs_on(result.gds, work, pdk_paths).ok
+
+    def delete_signal_via(layout, top):
+        # routed vias are instances of KLayout's via cells; the power straps sit outside the core
+        core_vias = [i for i in top.each_inst() if i.cell.name == "VIA_M1M2_PR"
+                     and layout.top_cell().bbox().left + 8000 < i.bbox().center().x < top.bbox().right - 8000]
+        core_vias[0].delete()
+
+    opened = _run_lvs_on(_edit(result.gds, tmp_path / "open.gds", delete_signal_via), work, pdk_paths)
+    assert not opened.ok and opened.opens and not opened.shorts
+
+    def bridge_two_io_pins(layout, top):
+        pins = sorted((s.bbox() for s in top.shapes(layout.find_layer(*MET2)).each()
+                       if s.bbox().bottom == 0 and s.bbox().height() == 680), key=lambda b: b.left)
+        a, b = pins[0], pins[1]
+        top.shapes(layout.find_layer(*MET2)).insert(kdb.Box(a.left, 0, b.right, 140))
+
+    shorted = _run_lvs_on(_edit(result.gds, tmp_path / "short.gds", bridge_two_io_pins), work, pdk_paths)
+    assert not shorted.ok and shorted.shorts
+
+
+def test_drc_flags_a_spacing_violation_in_the_routed_counter(counter_run, tmp_path):
+    result, _ = counter_run
+    base = result.metrics["detailedroute__route__drc_errors"]
+
+    def crowd_an_io_pin(layout, top):
+        pin = next(s.bbox() for s in top.shapes(layout.find_layer(*MET2)).each()
+                   if s.bbox().bottom == 0 and s.bbox().height() == 680)
+        top.shapes(layout.find_layer(*MET2)).insert(kdb.Box(pin.right + 100, 0, pin.right + 240, 680))
+
+    bad = run_drc(_edit(result.gds, tmp_path / "crowded.gds", crowd_an_io_pin))
+    assert bad.counts["m2.2"] >= 1 and bad.total > base
+
+
+def test_parse_rc_tree(tmp_path):
+    rc = tmp_path / "x.rc"
+    rc.write_text("n1 1 u1/X 2 ( 4.0 0.0002 ( 5.0 0.0003 u2/B ) , ( 3.0 0.0003 u3/A ) )\n")
+    nets = parse_rc(rc)
+    net = nets["n1"]
+    assert net.driver == "u1/X"
+    assert sorted(p for p, _ in net.loads) == ["u2/B", "u3/A"]
+    assert len(net.resistors) == 3 and abs(net.total_cap_pf - 0.0008) < 1e-12
+
+
+def test_metadata_matches_schema(counter_run):
+    import jsonschema
+
+    from closer.paths import schema_path
+
+    result, _ = counter_run
+    schema = json.loads(schema_path("physical-metrics").read_text())
+    jsonschema.validate(json.loads(result.metadata.read_text()), schema)
+
+
+def test_bad_input_names_the_file(tmp_path):
+    from closer.errors import InputError
+
+    with pytest.raises(InputError, match="does not exist"):
+        run_physical(tmp_path / "missing.v", "x", None, tmp_path / "out", PhysicalConfig(clock_port="clk", clock_period_ns=5))
+    with pytest.raises(InputError, match="pin_access"):
+        PhysicalConfig(pin_access="bogus")
+
+
+def test_route_gate_fails_when_nets_stay_unrouted(counter_run, pdk_paths, tmp_path):
+    """Two-way route gate: the counter routes completely (above); with only li1+met1 available
+    qrouter leaves nets unrouted, the gate fails and LVS reports those nets open."""
+    from closer.physical.route import RouteConfig
+
+    result, work = counter_run
+    assert result.metrics["closer__gate__route__pass"] is True
+    cfg = PhysicalConfig(clock_port="clk", clock_period_ns=5.0, corners=("tt_025C_1v80",),
+                         route=RouteConfig(layers=2, max_passes=1, cap_at_best_pass=False))
+    starved = run_physical(work / "counter.v", "counter", None, tmp_path / "starved", cfg)
+    m = starved.metrics
+    assert m["closer__route__unrouted_nets"] > 0
+    assert m["closer__gate__route__pass"] is False and m["closer__gate__signoff__pass"] is False
+    assert m["closer__signoff__lvs__opens"] >= 1
+
+
+def _first_net_number(qrouter: str, phys: Path, tech_lef: Path, work: Path) -> int:
+    import re
+
+    from closer.procs import Command, run
+
+    placed = (phys / "placed.def").read_text()
+    first = placed.split("\nNETS ", 1)[1].split("\n- ", 1)[1].split()[0]
+    tcl = work / f"netnum_{Path(qrouter).parent.name}.tcl"
+    tcl.write_text(f"read_lef {tech_lef}\nread_lef {phys / 'router_cells.lef'}\ncatch {{layers 5}}\n"
+                   f"read_def {phys / 'placed.def'}\nprint net {first}\nquit\n")
+    done = run(Command([qrouter, "-noc", "-nog", "-s", str(tcl)], timeout_s=120), work / f"{tcl.stem}.log", check=False)
+    return int(re.search(rf"^Net (\d+): {re.escape(first)}$", done.log.read_text(), re.M).group(1))
+
+
+def test_qrouter_patch_01_first_net_after_specialnets(counter_run, pdk_paths, tmp_path):
+    """Debian's qrouter gives the first regular net read after SPECIALNETS the reserved number 2
+    (VDD_NET); ours (patch 01) starts regular nets above the reserved 1..3."""
+    from closer.physical.route import qrouter_binary
+
+    result, work = counter_run
+    phys = work / "phys"
+    assert _first_net_number(str(qrouter_binary()), phys, pdk_paths.tech_lef, tmp_path) >= 4
+    debian = Path("/usr/bin/qrouter")
+    if debian.exists():
+        assert _first_net_number(str(debian), phys, pdk_paths.tech_lef, tmp_path) == 2

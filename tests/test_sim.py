@@ -39,3 +39,11 @@ def test_build_error_is_reported(tmp_path):
         run_cocotb(job)
     result = run_cocotb(job, check_build=False)
     assert not result.build_ok and not result.passed
+
+
+def test_verilator_split_output_builds(tmp_path):
+    # Several C++ files make Verilator's makefile use a precompiled header (see closer.sim).
+    job = _job(tmp_path, "verilator", build_args=["--output-split", "1", "--output-split-cfuncs", "1"])
+    result = run_cocotb(job)
+    assert result.passed, result.log.read_text()[-2000:]
+    assert list(job.build_dir.glob("*__pch.h.fast.gch")), "the split build did not use the PCH path"

@@ -7,14 +7,14 @@ a run records and is checked against. `check_call` is the one budget rule.
 
 from __future__ import annotations
 
-import tomllib
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from closer.errors import InputError
+from closer.tomlio import load_toml_model
 
 BUDGETS_FILE = Path(__file__).resolve().parent / "data" / "budgets.toml"
 
@@ -115,16 +115,7 @@ class Refusal(_Strict):
 
 
 def load_budget_file(path: Path = BUDGETS_FILE) -> BudgetFile:
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError as exc:
-        raise InputError(f"budget file {path} does not exist") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML: {exc}") from exc
-    try:
-        return BudgetFile.model_validate(data)
-    except ValidationError as exc:
-        raise InputError(f"{path}: {describe_validation_error(exc)}") from exc
+    return load_toml_model(path, BudgetFile, "budget file {path} does not exist")
 
 
 def resolve_budget(override: BudgetOverride, budget_file: BudgetFile | None = None) -> Budget:
@@ -173,12 +164,3 @@ def check_call(budget: Budget, tool: ToolClass, used: int, elapsed_s: float) -> 
             f"refused: the {tool.value} budget is spent ({used} of {cap} calls, tier "
             f"{budget.tier}); other tool classes may still have budget (see `closer-tool status`)"))
     return None
-
-
-def describe_validation_error(exc: ValidationError) -> str:
-    """One line per problem, naming the key path, for messages that name the file too."""
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        parts.append(f"key {where}: {err['msg']}")
-    return "; ".join(parts)

@@ -37,12 +37,12 @@ from __future__ import annotations
 
 import re
 import sys
-import tomllib
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from closer.budget import BudgetOverride, ToolClass, describe_validation_error
+from closer.budget import BudgetOverride, ToolClass
+from closer.tomlio import load_toml_model
 from closer.errors import InputError
 from closer.trajectory.record import EditLayer
 
@@ -136,16 +136,7 @@ class ToolConfig(_Strict):
 
 
 def load_tool_config(path: Path) -> ToolConfig:
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError as exc:
-        raise InputError(f"tool configuration {path} does not exist") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML: {exc}") from exc
-    try:
-        return ToolConfig.model_validate(data)
-    except ValidationError as exc:
-        raise InputError(f"{path}: {describe_validation_error(exc)}") from exc
+    return load_toml_model(path, ToolConfig, "tool configuration {path} does not exist")
 
 
 def expand_argv(argv: list[str], values: dict[str, str], agent_args: list[str]) -> list[str]:

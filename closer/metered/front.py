@@ -15,7 +15,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from closer.budget import Budget, ToolClass, check_call, describe_validation_error
+from closer.budget import Budget, ToolClass, check_call
+from closer.tomlio import describe_validation_error
 from closer.errors import CloserError, InputError
 from closer.metered.config import ARGS_PLACEHOLDER, ToolConfig, load_tool_config
 from closer.metered.estimator import RewardEstimate, load_estimator

@@ -10,7 +10,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from closer import __version__
-from closer.budget import ToolClass, describe_validation_error, resolve_budget
+from closer.budget import ToolClass, resolve_budget
+from closer.tomlio import describe_validation_error
 from closer.errors import InputError, ToolMissing, ToolTimeout
 from closer.metered.config import ToolCommands, load_tool_config
 from closer.metered.paths import WorkspacePaths

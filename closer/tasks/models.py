@@ -4,14 +4,13 @@ in closer/schemas/ exported from the model (`closer.tasks.schemas`)."""
 
 from __future__ import annotations
 
-import tomllib
 from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from closer.errors import InputError
+from closer.tomlio import load_toml_model
 from closer.trajectory.record import EditLayer
 
 SUITE_VERSION = "0.1.0"
@@ -92,17 +91,8 @@ class DesignTasks(_Strict):
 
 
 def load_design_tasks(path: Path) -> DesignTasks:
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError as exc:
-        raise InputError(f"{path} does not exist: the design has no task description") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML: {exc}") from exc
-    try:
-        return DesignTasks.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise InputError(f"{path}: key {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
+    return load_toml_model(path, DesignTasks,
+                           "{path} does not exist: the design has no task description")
 
 
 class TaskConfig(_Strict):

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from closer.budget import BudgetOverride, describe_validation_error, resolve_budget
+from closer.budget import BudgetOverride, resolve_budget
+from closer.tomlio import describe_validation_error
 from closer.errors import InputError
 from closer.metered.paths import CONTROL_DIR, WorkspacePaths
 from closer.trajectory.measures import SummaryParams, TrajectorySummary, Summarizer

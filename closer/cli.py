@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import NoReturn
 
 import click
 
@@ -55,9 +56,11 @@ def cli() -> None:
     """Closer: stage-paired hardware-design closure tasks under a budget."""
 
 
-def main() -> None:
+def run_cli(command: click.Command, prog: str) -> NoReturn:
+    """Run a click command and exit: CloserError -> its message and exit 2, click's own errors as
+    click shows them; an integer a command returns is the exit code."""
     try:
-        cli.main(standalone_mode=False)
+        code = command.main(prog_name=prog, standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)
@@ -67,8 +70,13 @@ def main() -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except CloserError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"{prog}: error: {exc}", err=True)
         sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def main() -> None:
+    run_cli(cli, "closer")
 
 
 if __name__ == "__main__":

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 from datetime import datetime
 from pathlib import Path
 
 import click
 
 from closer.budget import ToolClass
-from closer.errors import CloserError
+from closer.cli import run_cli
 from closer.metered.front import format_feedback, metered_call
 from closer.metered.ledger import status
 from closer.metered.run import start_run
@@ -90,14 +89,4 @@ def start_command(workspace: Path, run_id: str | None, started_at: datetime | No
 
 
 def main() -> None:
-    try:
-        code = tool_group.main(standalone_mode=False)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except CloserError as exc:
-        click.echo(f"closer-tool: error: {exc}", err=True)
-        sys.exit(2)
-    sys.exit(code or 0)
+    run_cli(tool_group, "closer-tool")

@@ -30,8 +30,8 @@ class Step:
 
 
 def _lint():
-    from siliconcompiler.tools.verilator.lint import LintTask
-    return LintTask()
+    from closer.flow.lint_task import QuotedParamLintTask
+    return QuotedParamLintTask()
 
 
 def _elaborate():

@@ -19,7 +19,8 @@ def flow_group() -> None:
 @flow_group.command("run")
 @click.argument("design")
 @click.option("--config", default="default", show_default=True, help="Named config in design.toml.")
-@click.option("--to", "to", default=None, help="Last step to run (lint, elaborate, synth, sta, ...).")
+@click.option("--to", "to", default=None,
+              help="Last step to run (lint, elaborate, synth, sta, pnr; default: all).")
 @click.option("--backend", type=click.Choice([b.value for b in Backend]), default="auto",
               show_default=True, help="auto: openroad when `openroad` is on PATH, else classic.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,

@@ -72,6 +72,31 @@ KEY_TABLE: list[KeyDoc] = [
            "instances whose power OpenSTA 2.0.17 returns as NaN (activity underflow); when > 0 the "
            "power keys are the sum of `sta::instance_power` over the other instances and "
            "report_power (which fails on NaN) is not written; a Closer key"),
+    KeyDoc("finish__design__die__area", "µm²", "closer.physical Floorplan (pnr node)"),
+    KeyDoc("finish__design__core__area", "µm²", "closer.physical Floorplan (pnr node)"),
+    KeyDoc("finish__design__instance__area", "µm²",
+           "closer.physical Metrics: LEF area of the netlist's cells (no tap/fill)"),
+    KeyDoc("finish__design__instance__count", "count", "closer.physical Metrics"),
+    KeyDoc("finish__design__instance__utilization", "ratio", "instance area / core area"),
+    KeyDoc("detailedroute__route__wirelength", "µm", "routed DEF (qrouter) wire length"),
+    KeyDoc("detailedroute__route__drc_errors", "count",
+           "KLayout run of Closer's BEOL deck on the GDS (closer/physical/drc_deck.py); ORFS "
+           "counts the router's own DRC here, Closer the signoff deck's"),
+    KeyDoc("closer__signoff__drc_errors", "count", "the same DRC total (the reward `drc` gate)"),
+    KeyDoc("closer__signoff__lvs_errors", "count",
+           "KLayout LVS opens + shorts (at least 1 when LVS is not clean; the reward `lvs` gate)"),
+    KeyDoc("closer__route__unrouted_nets", "count", "nets qrouter left unrouted"),
+    KeyDoc("finish__timing__setup__ws", "ns",
+           "OpenSTA with the routed SPEF at the signoff corner (tt_025C_1v80)"),
+    KeyDoc("finish__timing__hold__ws", "ns", "the same, hold"),
+    KeyDoc("finish__power__total", "W", "OpenSTA `report_power` with the SPEF, signoff corner"),
+    KeyDoc("closer__*", "mixed",
+           "the rest of closer.physical's per-step metrics (docs/physical.md): place HPWL, pin "
+           "access, route passes, per-rule DRC counts, LVS opens/shorts, per-corner slack and "
+           "power without and with parasitics, gate flags"),
+    KeyDoc("run__flow__physical__tools", "text",
+           "closer.physical's tool versions (router, KLayout, OpenSTA, placer) from "
+           "phys/metadata.json"),
     KeyDoc("constraints__clocks__count", "count", "OpenSTA `all_clocks` after read_sdc"),
     KeyDoc("constraints__clocks__details", "list",
            "`<clock>: <period ns>` per clock, from `get_property <clk> period`"),
@@ -158,6 +183,41 @@ def sta_metrics(sta_json: Path, platform: Platform) -> dict[str, object]:
     out["constraints__clocks__count"] = len(clocks)
     out["constraints__clocks__details"] = [f"{c['name']}: {c['period_ns']:.4f}" for c in clocks]
     return out
+
+
+# ORFS stage order of the physical keys; a key of a later stage wins over an earlier one
+PHYSICAL_STAGE_ORDER = ("floorplan", "place", "cts", "globalroute", "detailedroute", "finish",
+                        "closer")
+
+
+def pnr_metrics(pnr_json: Path) -> dict[str, object]:
+    """6_pnr.json from the pnr node's reports/pnr.json, keys in ORFS stage order."""
+    try:
+        raw = json.loads(pnr_json.read_text())
+        if not isinstance(raw, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as exc:
+        raise ToolError(f"{pnr_json}: no usable physical result ({exc})") from exc
+    import jsonschema
+
+    from closer.paths import schema_path
+
+    schema = json.loads(schema_path("flow-pnr").read_text())
+    problem = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema)
+                                               .iter_errors(raw))
+    if problem is not None:
+        where = ".".join(str(p) for p in problem.absolute_path) or "(top level)"
+        raise ToolError(f"{pnr_json}: key {where}: {problem.message}")
+    bad = [k for k, v in raw.items() if isinstance(v, float) and not math.isfinite(v)]
+    if bad:
+        raise ToolError(f"{pnr_json}: non-finite values for {', '.join(sorted(bad))}")
+
+    def rank(key: str) -> int:
+        stage = key.split("__", 1)[0]
+        return PHYSICAL_STAGE_ORDER.index(stage) if stage in PHYSICAL_STAGE_ORDER else len(
+            PHYSICAL_STAGE_ORDER)
+
+    return {k: raw[k] for k in sorted(raw, key=rank)}
 
 
 def write_json(path: Path, data: dict) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -32,6 +33,7 @@ from closer.paths import repo_paths
 from closer.pdk import pdk
 
 NODE_TIMEOUT_S = 900.0
+PNR_STAGE_FILE = "6_pnr.json"   # the physical stages' keys (floorplan__ ... finish__, closer__)
 _FAILED_NODES = re.compile(r"errors in: ([\w/, ]+)")
 _ERROR_LINE = re.compile(r"^(%Error|ERROR|Error)\b.*")
 
@@ -219,6 +221,8 @@ def _step_record(history, flow_paths, step: Step, top: str, before) -> StepRecor
         version = history.get("record", "toolversion", step=step.name, index="0")
     except (KeyError, ValueError):
         version = None
+    if version is None and step.version is not None:
+        version = step.version()
     wall = _metric(history, "tasktime", step.name)
     exe = _metric(history, "exetime", step.name)
     return StepRecord(
@@ -253,11 +257,24 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
+def _physical_tools(flow_paths: FlowPaths) -> str | None:
+    """closer.physical's own provenance of its tools (router, KLayout, OpenSTA, placer)."""
+    from closer.flow.pnr_task import PHYS_DIR
+
+    meta = flow_paths.node_dir("pnr") / PHYS_DIR / "metadata.json"
+    try:
+        tools = json.loads(meta.read_text())["provenance"]["physical"]["tools"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return ";".join(f"{k}={v}" for k, v in sorted(tools.items()))
+
+
 def _write_metrics(flow_paths, steps, platform, design, design_paths, config, backend,
                    records: list[StepRecord], pdk_root: Path) -> Path:
     names = [s.name for s in steps]
     stages: list[dict] = []
-    for stale in (flow_paths.synth_json, flow_paths.sta_json):
+    pnr_json = flow_paths.metrics_dir / PNR_STAGE_FILE
+    for stale in (flow_paths.synth_json, flow_paths.sta_json, pnr_json):
         stale.unlink(missing_ok=True)  # a shorter run (--to) must not leave a longer run's stages
     if "synth" in names:
         synth = metrics.synth_metrics(flow_paths.node_dir("synth") / "reports" / "stat.json")
@@ -268,6 +285,11 @@ def _write_metrics(flow_paths, steps, platform, design, design_paths, config, ba
         sta = metrics.sta_metrics(flow_paths.node_dir("sta") / STA_JSON, platform)
         metrics.write_json(flow_paths.sta_json, sta)
         stages.append(sta)
+    if "pnr" in names:
+        from closer.flow.pnr_task import PNR_JSON
+        pnr = metrics.pnr_metrics(flow_paths.node_dir("pnr") / PNR_JSON)
+        metrics.write_json(pnr_json, pnr)
+        stages.append(pnr)
     inputs = [design_paths.design_toml, *design_paths.rtl(design), design_paths.sdc(design)]
     import siliconcompiler
 
@@ -292,6 +314,8 @@ def _write_metrics(flow_paths, steps, platform, design, design_paths, config, ba
         "run__flow__siliconcompiler_version": siliconcompiler.__version__,
         "run__flow__python_version": sys.version.split()[0],
     }
+    if "pnr" in names:
+        run_keys["run__flow__physical__tools"] = _physical_tools(flow_paths)
     for record in records:
         run_keys[f"run__flow__tool__{record.name}"] = f"{record.tool} {record.tool_version}"
     run_keys[closer_keys.RUN_DESIGN] = design.name

@@ -27,6 +27,8 @@ class Step:
     tool: str                          # the executable, for people and provenance
     summary: str
     make_task: Callable[[], object]    # returns a fresh siliconcompiler Task
+    # the tool's version when SiliconCompiler has none to record (a Python task runs no exe)
+    version: Callable[[], str] | None = None
 
 
 def _lint():
@@ -56,8 +58,25 @@ FRONT_STEPS: list[Step] = [
     Step("sta", "sta", "OpenSTA setup (ss, tt), hold (ff, tt) and power (tt)", _sta_classic),
 ]
 
+
+def _qrouter_version() -> str:
+    from closer.physical.route import QROUTER_VERSION
+    return QROUTER_VERSION
+
+
+def _pnr():
+    from closer.flow.pnr_task import PnrTask
+    return PnrTask()
+
+
+# closer.physical: placement, qrouter routing, GDS, KLayout DRC/LVS, OpenSTA with parasitics
+PHYSICAL_STEPS: list[Step] = [
+    Step("pnr", "qrouter", "closer.physical: place, route (qrouter), GDS, DRC and LVS (KLayout), "
+         "post-route OpenSTA", _pnr, _qrouter_version),
+]
+
 STEPS: dict[Backend, list[Step]] = {
-    Backend.CLASSIC: list(FRONT_STEPS),
+    Backend.CLASSIC: [*FRONT_STEPS, *PHYSICAL_STEPS],
 }
 
 

@@ -1,0 +1,106 @@
+"""Placement, routing and signoff (closer.physical.run_physical) as one SiliconCompiler task node.
+
+The node takes the netlist the `sta` node passes on (`inputs/<top>.vg`) and the design's SDC,
+runs `run_physical` in the node directory (`phys/`), and writes `reports/pnr.json`: the physical
+metrics (ORFS keys `detailedroute__*`, `finish__*` and Closer's `closer__*`), plus the signoff
+counts under the keys the reward gates read (closer/metrics.py). A DRC-dirty or partly unrouted
+layout is a result, not a failure: the node fails only when `run_physical` raises.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import traceback
+from pathlib import Path
+
+from siliconcompiler.asic import ASICTask
+
+from closer import metrics as closer_keys
+
+PNR_JSON = "reports/pnr.json"
+PHYS_DIR = "phys"
+
+
+def physical_revision() -> str:
+    """SHA-256 (16 hex) over closer.physical's code and data and this module: part of the node's
+    settings, so a change to the physical flow reruns `pnr` even when its netlist is unchanged."""
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parents[1] / "physical"
+    files = [p for p in sorted(root.rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
+    for path in [*files, Path(__file__).resolve()]:
+        digest.update(str(path.relative_to(root.parent)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+class PnrTask(ASICTask):
+    def __init__(self) -> None:
+        super().__init__()
+        self.add_parameter("physical_revision", "str",
+                           "hash of closer.physical's sources (reruns the node when they change)")
+
+    def tool(self) -> str:
+        return "closer_physical"
+
+    def task(self) -> str:
+        return "pnr"
+
+    def setup(self) -> None:
+        super().setup()
+        self.set("var", "physical_revision", physical_revision())
+        self.add_required_key("var", "physical_revision")
+        self.add_input_file(ext="vg")
+        self.add_output_file(ext="vg")
+        self.add_output_file(ext="gds")
+        self.add_output_file(ext="def")
+
+    def _sdc_files(self) -> list[str]:
+        files: list[str] = []
+        for lib, fileset in self.project.get_filesets():
+            files.extend(lib.find_files("fileset", fileset, "file", "sdc") or [])
+        return files
+
+    def run(self) -> int:
+        top = self.design_topmodule
+        sdc = self._sdc_files()
+        try:
+            if len(sdc) != 1:
+                raise ValueError(f"expected one SDC file in the design, got {sdc}")
+            from closer.physical import run_physical
+
+            result = run_physical(Path(f"inputs/{top}.vg").resolve(), top, Path(sdc[0]).resolve(),
+                                  Path(PHYS_DIR).resolve())  # tools run in subdirectories
+        except Exception as exc:  # the node fails; the message lands in the node log
+            print(traceback.format_exc())
+            print(f"Error: pnr: run_physical failed: {exc}")
+            return 1
+        Path(PNR_JSON).parent.mkdir(parents=True, exist_ok=True)
+        Path(PNR_JSON).write_text(json.dumps(signoff_metrics(result.metrics), indent=1,
+                                             sort_keys=True, default=str) + "\n")
+        shutil.copyfile(f"inputs/{top}.vg", f"outputs/{top}.vg")
+        shutil.copyfile(result.gds, f"outputs/{top}.gds")
+        shutil.copyfile(result.def_, f"outputs/{top}.def")
+        print(f"pnr: unrouted {result.metrics.get('closer__route__unrouted_nets')}, DRC "
+              f"{result.metrics.get('detailedroute__route__drc_errors')}, LVS opens/shorts "
+              f"{result.metrics.get('closer__signoff__lvs__opens')}/"
+              f"{result.metrics.get('closer__signoff__lvs__shorts')}")
+        return 0
+
+
+def signoff_metrics(physical: dict) -> dict:
+    """run_physical's metrics plus the two signoff counts the reward gates read.
+
+    LVS errors = opens + shorts; an LVS that is not clean with neither counted still counts 1, so
+    a failed comparison never reads as clean.
+    """
+    out = dict(physical)
+    drc_total = physical.get("closer__signoff__drc__errors")
+    if drc_total is not None:
+        out[closer_keys.SIGNOFF_DRC_ERRORS] = int(drc_total)
+    clean = physical.get("closer__signoff__lvs__clean")
+    if clean is not None:
+        mismatches = (int(physical.get("closer__signoff__lvs__opens") or 0)
+                      + int(physical.get("closer__signoff__lvs__shorts") or 0))
+        out[closer_keys.SIGNOFF_LVS_ERRORS] = 0 if clean else max(1, mismatches)
+    return out

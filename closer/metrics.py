@@ -59,6 +59,7 @@ GLS_TESTS_FAILED = "closer__gls__tests_failed"
 LEC_RESULT = "closer__lec__result"
 UNCONSTRAINED_ENDPOINTS = "closer__timing__unconstrained_endpoints"
 SIM_CYCLES = "closer__sim__cycles"
+ROUTE_UNROUTED_NETS = "closer__route__unrouted_nets"
 RUN_DESIGN = "run__closer__design"
 RUN_DESIGN_REVISION = "run__closer__design_revision"
 RUN_PDK_CORNER = "run__closer__pdk_corner"
@@ -84,6 +85,8 @@ CLOSER_KEYS: tuple[MetricKey, ...] = (
          "Logic equivalence of RTL and final netlist.", LEC_CHOICES),
     _key(UNCONSTRAINED_ENDPOINTS, MetricKind.COUNT, "endpoints",
          "Timing endpoints with no constraint (STA `check_setup -unconstrained_endpoints`)."),
+    _key(ROUTE_UNROUTED_NETS, MetricKind.COUNT, "nets",
+         "Nets the detailed router left unrouted (any one fails the route gate)."),
     _key(SIM_CYCLES, MetricKind.COUNT, "cycles",
          "Clock cycles the task's workload took in simulation (input of execution_time)."),
     _key(RUN_DESIGN, MetricKind.TEXT, "", "Design name (provenance)."),

@@ -36,6 +36,7 @@ PERTURBATIONS = {
     "route": [
         {"detailedroute__route__drc_errors": 7},
         {"detailedroute__route__drc_errors": None},  # only iteration keys: did not finish
+        {"closer__route__unrouted_nets": 3},  # route DRC-clean but nets left open
     ],
     "drc": [{"closer__signoff__drc_errors": 12}],
     "lvs": [{"closer__signoff__lvs_errors": 1}],
@@ -165,3 +166,8 @@ def test_null_count_is_an_error():
     values["closer__signoff__drc_errors"] = None
     with pytest.raises(MetricsFileError, match="'closer__signoff__drc_errors' is null"):
         _score(values, ["drc"])
+
+
+def test_route_gate_passes_with_zero_unrouted_nets():
+    result = _score(_perturbed({"closer__route__unrouted_nets": 0}), ["route"])
+    assert result.gates["route"] == "pass"

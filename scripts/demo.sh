@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The main job on the built-in default design (gcd), as far as the product exists: check the
-# toolchain and PDK, run the flow (lint, synthesis, three-corner STA and power) with real tools,
+# toolchain and PDK, run the whole flow (lint, synthesis, three-corner STA and power, place and
+# route, GDS, DRC, LVS) with real tools,
 # score the ORFS-keyed metadata.json with the gated reward, then run the task loop.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PWD/.venv/bin:$PATH"
 OUT=${CLOSER_DEMO_OUT:-runs/demo/gcd}
 closer doctor
-closer flow run gcd --to sta --out "$OUT"
+closer flow run gcd --out "$OUT"   # lint, synthesis, STA, place and route, DRC, LVS
 closer reward --metrics "$OUT/metadata.json" --targets designs/gcd/targets.toml
 echo "metadata: $OUT/metadata.json"
 # The task loop: generate the nine A/B/C tasks, run the scripted `sweep` baseline (a machinery

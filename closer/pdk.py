@@ -23,6 +23,7 @@ import click
 
 from closer.errors import InputError
 from closer.paths import repo_paths
+from closer.toolchain import search_path
 
 LIBRARY = "sky130_fd_sc_hd"
 CORNERS = ("tt_025C_1v80", "ss_100C_1v60", "ff_n40C_1v95")
@@ -116,7 +117,7 @@ def check_pdk(paths: PdkPaths) -> list[CheckResult]:
 
 
 def _check_liberty(what: str, path: Path) -> CheckResult:
-    yosys = shutil.which("yosys", path=_venv_first_path())
+    yosys = shutil.which("yosys", path=search_path())
     if yosys is None:
         return CheckResult(what, False, "no yosys to parse it (run scripts/bootstrap.sh)")
     proc = subprocess.run([yosys, "-p", f"read_liberty -lib {path}"], capture_output=True, text=True)
@@ -166,11 +167,6 @@ def _check_verilog(models: list[Path]) -> CheckResult:
     ok = proc.returncode == 0
     return CheckResult("Verilog models compile", ok,
                        "iverilog -DFUNCTIONAL ok" if ok else proc.stderr[-300:])
-
-
-def _venv_first_path() -> str:
-    venv_bin = repo_paths().venv / "bin"
-    return os.pathsep.join([str(venv_bin), os.environ.get("PATH", "")])
 
 
 @click.group("pdk")

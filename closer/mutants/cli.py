@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import click
@@ -12,18 +11,11 @@ from closer.errors import InputError
 from closer.mutants.design_input import load_design
 from closer.mutants.models import MutantManifest, MutantSetName, ScoreReport
 from closer.mutants.paths import MutantStorePaths
-from closer.paths import repo_paths, schema_path
+from closer.paths import schema_path
+from closer.toolchain import use_venv_tools
 
 SIMULATORS = click.Choice(["icarus", "verilator"])
 SETS = click.Choice([s.value for s in MutantSetName])
-
-
-def _venv_tools_first() -> None:
-    """Simulator builds look tools up on PATH: the venv's yosys and verilator must win."""
-    venv_bin = repo_paths().venv / "bin"
-    parts = os.environ.get("PATH", "").split(os.pathsep)
-    if venv_bin.is_dir() and str(venv_bin) not in parts:
-        os.environ["PATH"] = os.pathsep.join([str(venv_bin), *parts])
 
 
 def _env_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -49,7 +41,7 @@ def _store(design_name: str, config: str, set_name: str, store: Path | None) -> 
 @click.group("mutants")
 def mutants_group() -> None:
     """Mutation-based verification scoring: generate mutants, score testbenches by kills."""
-    _venv_tools_first()
+    use_venv_tools()
 
 
 @mutants_group.command("generate")

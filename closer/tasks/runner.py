@@ -24,11 +24,6 @@ from closer.procs import Command, run
 from closer.tasks.evaluate import EvaluationRecord, evaluate, load_task
 from closer.trajectory.summary import resolve_params, summarize_trajectory
 
-CLOSER_TOOL_SHIM = """#!{python}
-import sys
-from closer.metered.cli import main
-sys.exit(main())
-"""
 
 
 class RunRecord(BaseModel):
@@ -79,13 +74,6 @@ class RunRecord(BaseModel):
     paths: dict[str, str]
 
 
-def _shim(bin_dir: Path) -> None:
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    shim = bin_dir / "closer-tool"
-    shim.write_text(CLOSER_TOOL_SHIM.format(python=sys.executable))
-    shim.chmod(0o755)
-
-
 def run_trials(task_dir: Path, agent: AgentSpec, trials: int, out: Path, wall_s: float | None = None) -> list[RunRecord]:
     paths, task = load_task(task_dir)
     out = out.resolve()
@@ -107,14 +95,13 @@ def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wal
     shutil.rmtree(ws.root, ignore_errors=True)
     shutil.copytree(paths.workspace, ws.root)
     shutil.copyfile(paths.instruction, trial_dir / "instruction.md")
-    _shim(trial_dir / "bin")
     harness_errors: list[str] = []
     info = start_run(ws)
     limit = min(info.budget.wall_s, wall_s) if wall_s else info.budget.wall_s
     solution = paths.hidden.solution if agent.needs_solution else None
     argv = agent.argv(ws.root, trial_dir / "instruction.md", solution)
-    env = {"PATH": os.pathsep.join([str(trial_dir / "bin"), str(Path(sys.executable).parent),
-                                    os.environ.get("PATH", "")]),
+    # closer-tool is an entry point of this installation, beside the interpreter
+    env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
            "CLOSER_WORKSPACE": str(ws.root)}
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     t0 = time.monotonic()

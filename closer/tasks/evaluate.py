@@ -27,9 +27,8 @@ from closer.tasks import checks
 from closer.tasks.models import HiddenConfig, LockedManifest, TaskConfig, TaskKind
 from closer.tasks.paths import EvalPaths, TaskPaths, in_surface, sha256_file, workspace_files
 
-PHYSICAL_MISSING = ("the physical flow (place, route, finish-stage multi-corner STA with the "
-                    "unconstrained-path audit, DRC, LVS) has no API the evaluator can call yet "
-                    "(closer.flow.runner stops at sta; closer.physical has no run entry point)")
+PHYSICAL_MISSING = ("the evaluator does not run the flow's pnr step yet (it stops at sta), and that "
+                    "step does not write the finish-stage max-slew/max-cap counts the sta gate needs")
 
 
 class LockedViolation(BaseModel):

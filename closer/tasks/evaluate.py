@@ -27,8 +27,9 @@ from closer.tasks import checks
 from closer.tasks.models import HiddenConfig, LockedManifest, TaskConfig, TaskKind
 from closer.tasks.paths import EvalPaths, TaskPaths, in_surface, sha256_file, workspace_files
 
-PHYSICAL_MISSING = ("the evaluator does not run the flow's pnr step yet (it stops at sta), and that "
-                    "step does not write the finish-stage max-slew/max-cap counts the sta gate needs")
+PHYSICAL_MISSING = ("the evaluator does not run the physical flow (the flow's pnr step) yet: it stops "
+                    "at sta, and pnr does not write the finish-stage max-slew/max-cap counts the sta "
+                    "gate needs")
 
 
 class LockedViolation(BaseModel):

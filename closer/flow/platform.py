@@ -94,8 +94,8 @@ def load_platform(name: str = "sky130hd") -> Platform:
 
 def dont_use_patterns(name: str = "sky130hd") -> list[str]:
     path = platform_dir(name) / load_platform(name).platform.dont_use_file
-    lines = (line.strip() for line in path.read_text().splitlines())
-    return [line for line in lines if line and not line.startswith("#")]
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text().splitlines())
+    return [line for line in lines if line]
 
 
 @lru_cache(maxsize=8)

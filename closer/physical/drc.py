@@ -19,6 +19,7 @@ class DrcResult:
     markers: Path | None = None            # .lyrdb
     wall_s: float = 0.0
     examples: dict[str, list[tuple[float, float, float, float]]] = field(default_factory=dict)
+    boxes: dict[str, list[tuple[float, float, float, float]]] = field(default_factory=dict)  # every marker, um
 
     @property
     def total(self) -> int:
@@ -99,6 +100,7 @@ def run_drc(gds: Path, out_dir: Path | None = None, rules: tuple[Rule, ...] = RU
     rdb_cell = db.create_cell(top.name)
     counts: dict[str, int] = {}
     examples: dict[str, list] = {}
+    boxes: dict[str, list] = {}
     for rule in rules:
         found = _check(rule, regions, layout.dbu)
         counts[rule.name] = len(found)
@@ -108,7 +110,8 @@ def run_drc(gds: Path, out_dir: Path | None = None, rules: tuple[Rule, ...] = RU
             for obj in found:
                 item = db.create_item(rdb_cell.rdb_id(), cat.rdb_id())
                 item.add_value(obj.to_dtype(layout.dbu))
-            examples[rule.name] = [_bbox_um(o, layout.dbu) for o in found[:20]]
+            boxes[rule.name] = [_bbox_um(o, layout.dbu) for o in found]
+            examples[rule.name] = boxes[rule.name][:20]
     markers = None
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -117,4 +120,4 @@ def run_drc(gds: Path, out_dir: Path | None = None, rules: tuple[Rule, ...] = RU
         (out_dir / "drc.json").write_text(json.dumps(
             {"gds": str(gds), "top": top.name, "total": sum(counts.values()), "counts": counts,
              "examples": examples}, indent=1))
-    return DrcResult(counts, markers, time.monotonic() - start, examples)
+    return DrcResult(counts, markers, time.monotonic() - start, examples, boxes)

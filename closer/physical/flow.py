@@ -14,6 +14,7 @@ import hashlib
 import json
 import platform
 import resource
+import shutil
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from typing import Any, ClassVar
 
 from closer.errors import InputError
 from closer.pdk import CORNERS, PdkPaths, pdk
-from closer.physical import defio, drc, gds, lvs, netlist as netlist_mod, parasitics, pinaccess, place, route, sta
+from closer.physical import defio, drc, gds, lvs, netlist as netlist_mod, parasitics, pinaccess, place, repair, route, sta
 from closer.physical.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
 from closer.physical.lef import Macro, Tech, read_macros, read_tech
 from closer.physical.netlist import Netlist
@@ -33,6 +34,7 @@ class PhysicalConfig:
     floorplan: FloorplanConfig = field(default_factory=FloorplanConfig)
     place: place.PlaceConfig = field(default_factory=place.PlaceConfig)
     route: route.RouteConfig = field(default_factory=route.RouteConfig)
+    repair: repair.RepairConfig = field(default_factory=repair.RepairConfig)
     pin_access: str = "hybrid"   # "lef" | "hybrid" | "pads" (see pinaccess)
     corners: tuple[str, ...] = CORNERS
     signoff_corner: str = "tt_025C_1v80"  # the corner of the finish__* timing and power keys
@@ -240,6 +242,60 @@ class Lvs(Step):
                 "closer__signoff__lvs__shorts": len(r.shorts), "closer__signoff__lvs__nets": r.nets_checked}
 
 
+class Repair(Step):
+    """Rip up and reroute the nets at DRC markers and LVS opens/shorts (closer.physical.repair);
+    the signed-off files and results are replaced only by a strictly better round."""
+
+    id = "Repair"
+    inputs = ("netlist", "layout", "access", "route_result", "drc_result", "lvs_result")
+
+    def run(self, ctx):
+        r = ctx.route_result
+        first = repair.Candidate(r.routed_def, r.rc_file, list(r.failed), ctx.paths.final_def, ctx.paths.gds,
+                                 ctx.drc_result, ctx.lvs_result)
+        work = ctx.paths.route_dir / "repair"
+        cfg = ctx.config
+
+        def reroute(base, nets, before, rdir):
+            return route.reroute(ctx.pdk.tech_lef, ctx.paths.router_lef, base.routed_def, base.rc_file,
+                                 ctx.layout, rdir, cfg.route, nets, before)
+
+        def signoff(routed_def, rc, failed, rdir):
+            final_def = route.finalize_def(routed_def, ctx.layout, ctx.netlist, ctx.macros, ctx.access,
+                                           rdir / "final.def", cfg.pin_access, failed)
+            gds_path = gds.def_to_gds(final_def, ctx.pdk.tech_lef, ctx.pdk.cell_lef, ctx.pdk.gds, rdir / f"{ctx.top}.gds")
+            d = drc.run_drc(gds_path, rdir / "drc")
+            v = lvs.run_lvs(gds_path, ctx.layout, ctx.netlist, ctx.macros, rdir / "lvs")
+            return repair.Candidate(routed_def, rc, failed, final_def, gds_path, d, v)
+
+        def find_nets(cand, grow):
+            windows = repair.marker_windows(cand.drc)
+            return repair.nets_at(cand.final_def, ctx.pdk.tech_lef, ctx.paths.router_lef, windows, grow) | \
+                repair.lvs_nets(cand.lvs)
+
+        best, log = repair.repair(first, reroute, signoff, find_nets, work, cfg.repair)
+        work.mkdir(parents=True, exist_ok=True)
+        (work / "repair.json").write_text(json.dumps(log.rounds, indent=1))
+        if best is not first:
+            shutil.copyfile(best.final_def, ctx.paths.final_def)
+            shutil.copyfile(best.gds, ctx.paths.gds)
+            for sub in ("drc", "lvs"):
+                shutil.rmtree(ctx.paths.root / sub, ignore_errors=True)
+                shutil.copytree(best.final_def.parent / sub, ctx.paths.root / sub)
+            ctx.route_result.routed_def, ctx.route_result.rc_file = best.routed_def, best.rc_file
+            ctx.route_result.failed, ctx.route_result.failed_nets = best.failed, len(best.failed)
+            ctx.drc_result, ctx.lvs_result = best.drc, best.lvs
+        d, v = ctx.drc_result, ctx.lvs_result
+        return {"closer__repair__rounds": len(log.rounds),
+                "closer__repair__kept": sum(1 for e in log.rounds if e.get("result") == "kept"),
+                "closer__route__unrouted_nets": ctx.route_result.failed_nets,
+                "closer__route__failed_net_names": ctx.route_result.failed[:50],
+                "detailedroute__route__drc_errors": d.total, "closer__signoff__drc__errors": d.total,
+                **{f"closer__signoff__drc__{k}": n for k, n in d.counts.items()},
+                "closer__signoff__lvs__clean": v.ok, "closer__signoff__lvs__opens": len(v.opens),
+                "closer__signoff__lvs__shorts": len(v.shorts)}
+
+
 class Sta(Step):
     id = "Sta"
     inputs = ("netlist",)
@@ -286,7 +342,7 @@ class Metrics(Step):
 
 
 STEPS: tuple[type[Step], ...] = (ReadNetlist, Floorplan, Place, Fill, WriteDef, PinAccess, Route, Gds, Drc,
-                                 Lvs, Sta, Metrics)
+                                 Lvs, Repair, Sta, Metrics)
 
 
 @dataclass

@@ -218,3 +218,40 @@ def write_router_lef(macros: dict[str, Macro], table: dict[str, dict[str, Access
     out.append("END LIBRARY")
     path.write_text("\n".join(out) + "\n")
     return path
+
+
+SKIP_MASTERS = ("fill", "tap", "decap", "diode", "conb")  # no signal pins the router connects
+
+
+def inaccessible_masters(macros: dict[str, Macro], gds_path: Path, names: list[str] | None = None) -> dict[str, list[str]]:
+    """Core cells with a signal pin that has no legal access point: master -> those pins."""
+    out = {}
+    for name in sorted(names if names is not None else macros):
+        macro = macros[name]
+        if macro.cls != "CORE" or any(k in name for k in SKIP_MASTERS):
+            continue
+        none = sorted(pin for pin, ap in access_points(macro, gds_path).items() if ap is None)
+        if none:
+            out[name] = none
+    return out
+
+
+def main() -> None:
+    """Print the cells synthesis must not use because the router cannot reach one of their pins
+    (the last section of pdk/sky130hd/dont_use.txt is this list)."""
+    import fnmatch
+
+    from closer.flow.platform import dont_use_patterns
+    from closer.pdk import pdk
+    from closer.physical.lef import read_macros
+
+    p = pdk()
+    macros = read_macros(p.cell_lef)
+    globs = [g for g in dont_use_patterns() if "*" in g]  # the families excluded for other reasons
+    names = [m for m in macros if not any(fnmatch.fnmatchcase(m, g) for g in globs)]
+    for name, pins in inaccessible_masters(macros, p.gds, names).items():
+        print(f"{name}  # {' '.join(pins)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -63,7 +63,10 @@ def qrouter_version() -> str:
 
 
 def _script(tech_lef: Path, cell_lef: Path, in_def: Path, out_def: Path, rc: Path,
-            layout: Layout, cfg: RouteConfig, max_pass: int, priority: list[str] = ()) -> str:
+            layout: Layout, cfg: RouteConfig, max_pass: int, priority: list[str] = (),
+            before_read: list[str] = (), after_read: list[str] = ()) -> str:
+    """`before_read` / `after_read`: Tcl lines for the repair step (`obstruction` must come
+    before read_def, which applies user obstructions; `ignore` after it, which names nets)."""
     masks = " ".join(m for m, _ in SCHEDULE)
     efforts = " ".join(str(e) for _, e in SCHEDULE)
     lines = [
@@ -77,8 +80,10 @@ def _script(tech_lef: Path, cell_lef: Path, in_def: Path, out_def: Path, rc: Pat
     ]
     if cfg.block_li1:
         lines.append(f"obstruction 0 0 {layout.die_w / DBU} {layout.die_h / DBU} li1")
+    lines += list(before_read)
     lines += [
         f"read_def {in_def}",
+        *after_read,
         *([f"priority {' '.join(priority)}"] if priority else []),
         "set r [stage1]",
         'puts "CLOSER_PASS 0 $r"',
@@ -256,3 +261,32 @@ def have_qrouter() -> bool:
         return shutil.which("wish") is not None or Path("/usr/bin/tclsh").exists()
     except ToolMissing:
         return False
+
+
+def reroute(tech_lef: Path, router_lef: Path, routed_def: Path, rc_file: Path, layout: Layout, work: Path,
+            cfg: RouteConfig, nets: set[str], before_read: list[str]) -> tuple[Path, Path, list[str]]:
+    """Reroute only `nets` against the rest of `routed_def`'s wiring (see closer.physical.repair);
+    returns the spliced routed DEF and RC file and the nets qrouter left unrouted."""
+    from closer.physical.repair import splice_rc, splice_routes, strip_routes
+
+    binary = qrouter_binary()
+    text = routed_def.read_text()
+    partial = work / "partial.def"
+    partial.write_text(strip_routes(text, nets))
+    start = text.index("\nNETS ")
+    names = re.findall(r"\n- (\S+)", text[start:text.index("END NETS", start)])
+    others = [n for n in names if n not in nets]
+    out_def, out_rc = work / "rerouted.def", work / "rerouted.rc"
+    tcl = work / "reroute.tcl"
+    tcl.write_text(_script(tech_lef, router_lef, partial, out_def, out_rc, layout, cfg, cfg.max_passes,
+                           before_read=before_read, after_read=[f"ignore {' '.join(others)}"] if others else []))
+    done = run(Command([str(binary), "-noc", "-nog", "-s", str(tcl)], cwd=work, timeout_s=cfg.timeout_s),
+               work / "qrouter_reroute.log", check=False)
+    _, final = _parse(done.log)
+    if not out_def.is_file():
+        raise ToolError(f"qrouter wrote no DEF in the repair run; log: {done.log}")
+    failed = failed_nets(done.log) if final else []
+    merged = work / f"{layout.top}_route.def"
+    merged.write_text(splice_routes(text, out_def.read_text(), nets))
+    rc = splice_rc(rc_file, out_rc, nets, work / f"{layout.top}.rc")
+    return merged, rc, failed

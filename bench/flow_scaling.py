@@ -102,13 +102,13 @@ def write_report(rows: list[dict], out_md: Path, out_json: Path) -> None:
              "synthesis, Closer's placer, qrouter 1.4.88 (+ Closer patches), KLayout 0.30 GDS/DRC/LVS, "
              "OpenSTA 2.0.17; PDK sky130A sky130_fd_sc_hd, signoff corner tt_025C_1v80. "
              "Machine: 2 shared cores.", "",
-             "| design | cells | die µm² | place s | pin access s | route s | router peak MB | unrouted | DRC | LVS | "
-             "setup WS tt ns (no RC → RC) | hold WS tt ns (no RC → RC) | total s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| design | cells | die µm² | place s | pin access s | route s | router peak MB | repair rounds (kept) | "
+             "repair s | unrouted | DRC | LVS | setup WS tt ns (no RC → RC) | hold WS tt ns (no RC → RC) | total s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         m = r.get("metrics", {})
         if not m:
-            lines.append(f"| {r['design']} | – | – | – | – | – | – | – | – | – | – | – | error: {r.get('error', '')[:80]} |")
+            lines.append(f"| {r['design']} |" + " – |" * 13 + f" error: {r.get('error', '')[:80]} |")
             continue
         st = {s["step"]: s["wall_s"] for s in r["steps"]}
         tt = "tt_025C_1v80"
@@ -117,7 +117,9 @@ def write_report(rows: list[dict], out_md: Path, out_json: Path) -> None:
         lines.append(
             f"| {r['design']} | {m.get('finish__design__instance__count')} | {_fmt(m.get('finish__design__die__area'), 0)} "
             f"| {_fmt(st.get('Place'), 1)} | {_fmt(st.get('PinAccess'), 1)} | {_fmt(st.get('Route'), 1)} "
-            f"| {_fmt(m.get('closer__route__peak_rss_mb'), 0)} | {m.get('closer__route__unrouted_nets')} "
+            f"| {_fmt(m.get('closer__route__peak_rss_mb'), 0)} "
+            f"| {m.get('closer__repair__rounds', '–')} ({m.get('closer__repair__kept', '–')}) | {_fmt(st.get('Repair'), 1)} "
+            f"| {m.get('closer__route__unrouted_nets')} "
             f"| {m.get('detailedroute__route__drc_errors')} | {lvs} "
             f"| {_fmt(m.get(f'closer__timing__setup__ws__{tt}__nospef'))} → {_fmt(m.get(f'closer__timing__setup__ws__{tt}__spef'))} "
             f"| {_fmt(m.get(f'closer__timing__hold__ws__{tt}__nospef'))} → {_fmt(m.get(f'closer__timing__hold__ws__{tt}__spef'))} "
@@ -156,7 +158,8 @@ def write_report(rows: list[dict], out_md: Path, out_json: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("designs", nargs="*", default=list(DESIGNS))
-    ap.add_argument("--max-passes", type=int, default=8)
+    ap.add_argument("--max-passes", type=int, default=RouteConfig().max_passes,
+                    help="stage2 passes of the first routing run (default: the flow's)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/closer-flow-scaling"))
     ap.add_argument("--report-only", action="store_true", help="rewrite the report from docs/flow-scaling.json")
     args = ap.parse_args()

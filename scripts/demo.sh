@@ -9,7 +9,7 @@ export PATH="$PWD/.venv/bin:$PATH"
 OUT=${CLOSER_DEMO_OUT:-runs/demo/gcd}
 closer doctor
 closer flow run gcd --out "$OUT"   # lint, synthesis, STA, place and route, DRC, LVS
-closer reward --metrics "$OUT/metadata.json" --targets designs/gcd/targets.toml
+closer reward --metrics "$OUT/metadata.json" --targets designs/gcd/targets-signoff.toml  # gates: sta, route, drc, lvs
 echo "metadata: $OUT/metadata.json"
 # The task loop: generate the nine A/B/C tasks, run the scripted `sweep` baseline (a machinery
 # baseline, not a model) on gcd-B-low through the metered tools, evaluate, report.

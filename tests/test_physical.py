@@ -211,12 +211,14 @@ def test_bad_input_names_the_file(tmp_path):
 def test_route_gate_fails_when_nets_stay_unrouted(counter_run, pdk_paths, tmp_path):
     """Two-way route gate: the counter routes completely (above); with only li1+met1 available
     qrouter leaves nets unrouted, the gate fails and LVS reports those nets open."""
+    from closer.physical.repair import RepairConfig
     from closer.physical.route import RouteConfig
 
     result, work = counter_run
     assert result.metrics["closer__gate__route__pass"] is True
     cfg = PhysicalConfig(clock_port="clk", clock_period_ns=5.0, corners=("tt_025C_1v80",),
-                         route=RouteConfig(layers=2, max_passes=1, cap_at_best_pass=False))
+                         route=RouteConfig(layers=2, max_passes=1, cap_at_best_pass=False),
+                         repair=RepairConfig(rounds=0, item_rounds=0))
     starved = run_physical(work / "counter.v", "counter", None, tmp_path / "starved", cfg)
     m = starved.metrics
     assert m["closer__route__unrouted_nets"] > 0

@@ -66,39 +66,48 @@ def test_obstructions_on_the_rule_layer_and_above():
 
 
 def _cand(tmp: Path, drc_total: int, shorts: int = 0, failed: tuple[str, ...] = ()) -> repair.Candidate:
-    d = DrcResult({"m1.2": drc_total}, boxes={"m1.2": [(0.0, 0.0, 0.1, 0.1)] * drc_total})
+    d = DrcResult({"m1.2": drc_total}, boxes={"m1.2": [(i, 0.0, i + 0.1, 0.1) for i in range(drc_total)]})
     v = LvsResult(shorts == 0, [], [{"nets": ["x", "y"], "terminals": []}] * shorts, 0, 0, 0.0)
     return repair.Candidate(tmp / "r.def", tmp / "r.rc", list(failed), tmp / "f.def", tmp / "t.gds", d, v)
 
 
-@pytest.mark.parametrize("outcomes, expected_problems, kept", [
-    ([3, 5, 0], 0, 2),        # better, worse (discarded), clean
-    ([9, 9, 9, 9, 9, 9], 4, 0),  # never better: the first layout stays, every strategy tried once
-    ([2, 1, 0], 0, 3),
+@pytest.mark.parametrize("outcomes, expected_problems, kept, rounds", [
+    ([3, 5, 0], 0, 2, 3),        # better, worse (discarded), clean
+    ([], 4, 0, 6 + 16),          # never better: every batch strategy once, then 4 markers x 4 strategies
+    ([2, 1, 0], 0, 3, 3),
+    ([9] * 6 + [3], 3, 1, 6 + 1 + 2 * 4),  # the item phase finds what the batch did not; the
+                                           # remaining markers are recomputed, the fixed one skipped
 ])
-def test_repair_keeps_only_strictly_better_rounds(tmp_path: Path, outcomes, expected_problems, kept):
+def test_repair_keeps_only_strictly_better_rounds(tmp_path: Path, outcomes, expected_problems, kept, rounds):
     first = _cand(tmp_path, 4)
     results = iter(outcomes)
     seen = []
 
     def reroute(base, nets, before, rdir):
-        seen.append((base.problems, sorted(nets), len(before)))
+        seen.append(base.problems)
         return rdir / "r.def", rdir / "r.rc", []
 
     def signoff(routed_def, rc, failed, rdir):
-        return _cand(rdir, next(results))
+        return _cand(rdir, next(results, 9))
 
-    best, log = repair.repair(first, reroute, signoff, lambda c, grow: {"n1"}, tmp_path,
-                              repair.RepairConfig(rounds=8))
-    assert best.problems == expected_problems
+    best, log = repair.repair(first, reroute, signoff, lambda c, windows, grow: {"n1"}, tmp_path,
+                              repair.RepairConfig(rounds=8, item_rounds=24))
+    assert best.problems == expected_problems and len(log.rounds) == rounds
     assert sum(1 for e in log.rounds if e["result"] == "kept") == kept
     assert all(e["after"] >= e["before"] for e in log.rounds if e["result"] == "discarded")
     # every reroute starts from the best layout so far
     best_so_far = 4
-    for (base, _, _), entry in zip(seen, log.rounds):
+    for base, entry in zip(seen, log.rounds):
         assert base == best_so_far
         if entry["result"] == "kept":
             best_so_far = entry["after"]
+
+
+def test_problems_list_every_marker_and_lvs_error(tmp_path: Path):
+    cand = _cand(tmp_path, 2, shorts=1, failed=("u",))
+    labels = [p.label for p in repair.problems_of(cand)]
+    assert labels[0] == "unrouted u" and labels[1].startswith("lvs short") and len(labels) == 4
+    assert repair.problems_of(cand)[1].nets == {"x", "y"}
 
 
 def test_repair_does_nothing_on_a_clean_layout(tmp_path: Path):
@@ -136,3 +145,99 @@ def test_listed_cells_are_exactly_inaccessible(pdk_paths):
     kept = ["sky130_fd_sc_hd__dfxtp_1", "sky130_fd_sc_hd__nand2_1", "sky130_fd_sc_hd__a221oi_1",
             "sky130_fd_sc_hd__mux2_1", "sky130_fd_sc_hd__inv_2", "sky130_fd_sc_hd__xor2_1"]
     assert inaccessible_masters(macros, pdk_paths.gds, kept) == {}
+
+
+# --- same-net notch fill (real KLayout on small layouts) ---------------------------------------
+
+def _met3_gds(tmp: Path, boxes: list[tuple[int, int, int, int]], name: str) -> Path:
+    import klayout.db as kdb
+
+    layout = kdb.Layout()
+    layout.dbu = 0.001
+    top = layout.create_cell("top")
+    met3 = layout.layer(70, 20)
+    for box in boxes:
+        top.shapes(met3).insert(kdb.Box(*box))
+    path = tmp / name
+    layout.write(str(path))
+    return path
+
+
+def _met3_layout(tmp: Path, extra: list[tuple[int, int, int, int]] = ()) -> Path:
+    """A 0.3 um met3 wire between a 0.32 and a 0.33 um pad (the notch measured on gcd), nm."""
+    return _met3_gds(tmp, [(0, 0, 320, 320), (320, 10, 425, 310), (425, -5, 755, 325), *extra], "notch.gds")
+
+
+def test_notch_fill_makes_the_layout_clean(tmp_path: Path):
+    from closer.physical.cleanup import fill_notches
+    from closer.physical.drc import run_drc
+
+    gds = _met3_layout(tmp_path)
+    assert run_drc(gds).counts["m3.2"] > 0          # the deck sees the notch
+    assert fill_notches(gds) == {"met3": 2}
+    assert run_drc(gds).total == 0
+
+
+def test_notch_fill_never_comes_near_another_shape(tmp_path: Path):
+    """Another polygon within the spacing of the notch: no fill (it could bridge two nets)."""
+    from closer.physical.cleanup import fill_notches
+    from closer.physical.drc import run_drc
+
+    gds = _met3_layout(tmp_path, extra=[(330, 500, 420, 800)])  # 0.19 um above the notch
+    before = run_drc(gds).counts["m3.2"]
+    fills = fill_notches(gds)
+    assert fills.get("met3", 0) == 1                   # only the bottom notch is filled
+    assert 0 < run_drc(gds).counts["m3.2"] < before
+
+
+def _island(tmp: Path, extra: list[tuple[int, int, int, int]] = ()) -> Path:
+    """A 0.46 x 0.33 um met3 island (a via-stack landing, 0.152 um^2 < m3.6's 0.24), nm."""
+    return _met3_gds(tmp, [(0, 0, 460, 330), *extra], "island.gds")
+
+
+def test_small_island_grows_to_minimum_area(tmp_path: Path):
+    from closer.physical.cleanup import fill_min_area
+    from closer.physical.drc import run_drc
+
+    gds = _island(tmp_path)
+    assert run_drc(gds).counts["m3.6"] == 1
+    assert fill_min_area(gds) == {"met3": 1}
+    assert run_drc(gds).total == 0
+
+
+def test_small_island_next_to_another_shape_is_left_alone(tmp_path: Path):
+    from closer.physical.cleanup import fill_min_area
+    from closer.physical.drc import run_drc
+
+    gds = _island(tmp_path, extra=[(800, 0, 2000, 330)])  # 0.34 um to the right: growing would violate m3.2
+    assert fill_min_area(gds) == {}
+    counts = run_drc(gds).counts
+    assert counts["m3.6"] == 1 and counts["m3.2"] == 0
+
+
+def test_repair_stops_at_its_wall_clock_budget(tmp_path: Path):
+    first = _cand(tmp_path, 4)
+    best, log = repair.repair(first, None, None, None, tmp_path,  # type: ignore[arg-type]
+                              repair.RepairConfig(max_wall_s=0.0))
+    assert best is first and [e["result"] for e in log.rounds] == ["out of time"]
+
+
+def test_best_pass_is_written_during_the_run(tmp_path: Path, pdk_paths):
+    """Large designs take qrouter's best pass as written during the run instead of replaying
+    the schedule: forced here on the counter with two layers (nets stay unrouted)."""
+    from closer.physical import PhysicalConfig, run_physical
+    from closer.physical.netlist import synthesize
+    from closer.physical.route import RouteConfig
+
+    netlist = synthesize([pdk_paths.root / "smoke" / "counter.v"], "counter", pdk_paths.liberty("tt_025C_1v80"),
+                         tmp_path / "counter.v", tmp_path / "synth.log")
+    cfg = PhysicalConfig(clock_port="clk", clock_period_ns=5.0, corners=("tt_025C_1v80",),
+                         route=RouteConfig(layers=2, max_passes=4, save_best_min_nets=1))
+    result = run_physical(netlist, "counter", None, tmp_path / "phys", cfg, stop_after="Route")
+    m = result.metrics
+    passes = m["closer__route__passes"]
+    assert m["closer__route__unrouted_nets"] == min(passes) > 0
+    assert len(m["closer__route__failed_net_names"]) == min(passes)
+    assert not list((tmp_path / "phys" / "route").glob("qrouter_capped*.log"))  # no replay
+    if min(passes) < passes[-1]:
+        assert (tmp_path / "phys" / "route" / "best" / "best.def").is_file()

@@ -68,6 +68,17 @@ class Targets(BaseModel):
     file: Path = Field(Path("targets.toml"), description="Reward targets, relative to the folder")
 
 
+class Physical(BaseModel):
+    """[physical]: the back half's floorplan knobs (closer.physical.FloorplanConfig)."""
+
+    model_config = ConfigDict(extra="forbid")
+    core_utilization: float = Field(0.30, ge=0.05, le=0.9, description="cell area / core area")
+    aspect_ratio: float = Field(1.0, gt=0.1, le=10.0, description="core height / width")
+    router_passes: int = Field(15, ge=0, le=15, description="qrouter stage2 rip-up passes (its schedule)")
+    repair_rounds: int = Field(8, ge=0, le=64, description="search-and-repair batch rounds (0: no repair); "
+                               "up to 3x as many single-problem rounds follow")
+
+
 class Design(BaseModel):
     """The whole design.toml."""
 
@@ -78,6 +89,7 @@ class Design(BaseModel):
     constraints: Constraints
     configs: dict[str, DesignConfig] = Field(default_factory=lambda: {"default": DesignConfig()})
     targets: Targets = Field(default_factory=Targets)
+    physical: Physical = Field(default_factory=Physical)
     fetch: dict[str, Any] | None = Field(
         None, description="Upstream source recipe (closer.designs.fetch reads it)")
 

@@ -89,6 +89,14 @@ KEY_TABLE: list[KeyDoc] = [
     KeyDoc("finish__timing__setup__ws", "ns",
            "OpenSTA with the routed SPEF at the signoff corner (tt_025C_1v80)"),
     KeyDoc("finish__timing__hold__ws", "ns", "the same, hold"),
+    KeyDoc("finish__timing__drv__max_slew", "pins",
+           "OpenSTA 2.0.17 `report_check_types -max_transition -all_violators` with the SPEF, "
+           "signoff corner (closer/physical/sta.py)"),
+    KeyDoc("finish__timing__drv__max_cap", "pins",
+           "driver pins whose net capacitance (OpenSTA, with the SPEF) exceeds the pin's Liberty "
+           "max_capacitance, signoff corner (this OpenSTA has no capacitance-limit check)"),
+    KeyDoc("finish__timing__drv__max_slew__corner__<corner>", "pins", "the same, one corner"),
+    KeyDoc("finish__timing__drv__max_cap__corner__<corner>", "pins", "the same, one corner"),
     KeyDoc("finish__power__total", "W", "OpenSTA `report_power` with the SPEF, signoff corner"),
     KeyDoc("closer__*", "mixed",
            "the rest of closer.physical's per-step metrics (docs/physical.md): place HPWL, pin "

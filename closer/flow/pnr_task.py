@@ -39,6 +39,15 @@ class PnrTask(ASICTask):
         super().__init__()
         self.add_parameter("physical_revision", "str",
                            "hash of closer.physical's sources (reruns the node when they change)")
+        self.add_parameter("core_utilization", "float", "cell area / core area of the floorplan")
+        self.add_parameter("aspect_ratio", "float", "core height / width")
+        self.add_parameter("router_passes", "int", "qrouter stage2 rip-up passes")
+        self.add_parameter("repair_rounds", "int", "search-and-repair batch rounds")
+
+    def set_physical(self, physical, step: str, index: str) -> None:
+        """The design's [physical] table (closer.designs.model.Physical)."""
+        for key in ("core_utilization", "aspect_ratio", "router_passes", "repair_rounds"):
+            self.set("var", key, getattr(physical, key), step=step, index=index)
 
     def tool(self) -> str:
         return "closer_physical"
@@ -55,6 +64,20 @@ class PnrTask(ASICTask):
         self.add_output_file(ext="gds")
         self.add_output_file(ext="def")
 
+    def _physical_config(self):
+        from closer.physical import PhysicalConfig
+        from closer.physical.floorplan import FloorplanConfig
+        from closer.physical.repair import RepairConfig
+        from closer.physical.route import RouteConfig
+
+        util, aspect, passes, rounds = (self.get("var", k) for k in
+                                        ("core_utilization", "aspect_ratio", "router_passes", "repair_rounds"))
+        floorplan = FloorplanConfig(**({"density": util} if util is not None else {}),
+                                    **({"aspect": aspect} if aspect is not None else {}))
+        route = RouteConfig(**({"max_passes": passes} if passes is not None else {}))
+        repair = RepairConfig() if rounds is None else RepairConfig(rounds=rounds, item_rounds=3 * rounds)
+        return PhysicalConfig(floorplan=floorplan, route=route, repair=repair)
+
     def _sdc_files(self) -> list[str]:
         files: list[str] = []
         for lib, fileset in self.project.get_filesets():
@@ -70,7 +93,8 @@ class PnrTask(ASICTask):
             from closer.physical import run_physical
 
             result = run_physical(Path(f"inputs/{top}.vg").resolve(), top, Path(sdc[0]).resolve(),
-                                  Path(PHYS_DIR).resolve())  # tools run in subdirectories
+                                  Path(PHYS_DIR).resolve(),  # tools run in subdirectories
+                                  self._physical_config())
         except Exception as exc:  # the node fails; the message lands in the node log
             print(traceback.format_exc())
             print(f"Error: pnr: run_physical failed: {exc}")

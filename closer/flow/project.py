@@ -104,6 +104,10 @@ def _configure(project, step_name: str, design: Design, platform: Platform) -> N
                                        clobber=True)
         if any(Path(s).suffix in (".sv", ".svh") for s in design.sources.rtl):
             task.set_yosys_useslang(True, step=step_name, index="0")  # needs Yosys's slang plugin
+    if step_name == "pnr":
+        from closer.flow.pnr_task import PnrTask
+
+        PnrTask.find_task(project).set_physical(design.physical, step=step_name, index="0")
     if step_name == "sta":
         from closer.flow.sta_task import ClassicStaTask
 

@@ -4,7 +4,10 @@ SiliconCompiler's own OpenSTA tasks need OpenSTA >= 2.6 and commands the 2019 bu
 classic backend runs `scripts/closer_sta.tcl` instead. The corners and their checks come from the
 project's timing scenarios (one per Liberty corner); the clock port from the design. The script
 prints `CLOSER_METRIC name value` lines; `post_process` collects them into `reports/sta.json`
-and raises (fails the node) if the script did not finish.
+and raises (fails the node) if the script did not finish. Its unconstrained-path audit
+(`timing__unconstrained__count`, listed in reports/untimed.rpt) counts endpoints and inputs with
+no timed setup or hold check, false-pathed ones included; `timing__check_setup__unconstrained`
+keeps OpenSTA's own `check_setup -unconstrained_endpoints` count.
 """
 
 from __future__ import annotations

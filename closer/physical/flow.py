@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from closer.errors import InputError
 from closer.pdk import CORNERS, PdkPaths, pdk
-from closer.physical import defio, drc, gds, lvs, netlist as netlist_mod, parasitics, pinaccess, place, repair, route, sta
+from closer.physical import cleanup, defio, drc, gds, lvs, netlist as netlist_mod, parasitics, pinaccess, place, repair, route, sta
 from closer.physical.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
 from closer.physical.lef import Macro, Tech, read_macros, read_tech
 from closer.physical.netlist import Netlist
@@ -251,8 +251,12 @@ class Repair(Step):
 
     def run(self, ctx):
         r = ctx.route_result
+        def shorts_located(final_def, v):
+            nets = [{n for n in s["nets"] if not n.startswith("<")} for s in v.shorts]
+            return repair.short_windows(final_def, ctx.pdk.tech_lef, ctx.paths.router_lef, nets) if nets else []
+
         first = repair.Candidate(r.routed_def, r.rc_file, list(r.failed), ctx.paths.final_def, ctx.paths.gds,
-                                 ctx.drc_result, ctx.lvs_result)
+                                 ctx.drc_result, ctx.lvs_result, shorts_located(ctx.paths.final_def, ctx.lvs_result))
         work = ctx.paths.route_dir / "repair"
         cfg = ctx.config
 
@@ -266,12 +270,10 @@ class Repair(Step):
             gds_path = gds.def_to_gds(final_def, ctx.pdk.tech_lef, ctx.pdk.cell_lef, ctx.pdk.gds, rdir / f"{ctx.top}.gds")
             d = drc.run_drc(gds_path, rdir / "drc")
             v = lvs.run_lvs(gds_path, ctx.layout, ctx.netlist, ctx.macros, rdir / "lvs")
-            return repair.Candidate(routed_def, rc, failed, final_def, gds_path, d, v)
+            return repair.Candidate(routed_def, rc, failed, final_def, gds_path, d, v, shorts_located(final_def, v))
 
-        def find_nets(cand, grow):
-            windows = repair.marker_windows(cand.drc)
-            return repair.nets_at(cand.final_def, ctx.pdk.tech_lef, ctx.paths.router_lef, windows, grow) | \
-                repair.lvs_nets(cand.lvs)
+        def find_nets(cand, windows, grow):
+            return repair.nets_at(cand.final_def, ctx.pdk.tech_lef, ctx.paths.router_lef, windows, grow)
 
         best, log = repair.repair(first, reroute, signoff, find_nets, work, cfg.repair)
         work.mkdir(parents=True, exist_ok=True)
@@ -286,7 +288,8 @@ class Repair(Step):
             ctx.route_result.failed, ctx.route_result.failed_nets = best.failed, len(best.failed)
             ctx.drc_result, ctx.lvs_result = best.drc, best.lvs
         d, v = ctx.drc_result, ctx.lvs_result
-        return {"closer__repair__rounds": len(log.rounds),
+        return {"closer__repair__rounds": sum(1 for e in log.rounds if e.get("result") in ("kept", "discarded")),
+                "closer__repair__out_of_time": any(e.get("result") == "out of time" for e in log.rounds),
                 "closer__repair__kept": sum(1 for e in log.rounds if e.get("result") == "kept"),
                 "closer__route__unrouted_nets": ctx.route_result.failed_nets,
                 "closer__route__failed_net_names": ctx.route_result.failed[:50],
@@ -294,6 +297,30 @@ class Repair(Step):
                 **{f"closer__signoff__drc__{k}": n for k, n in d.counts.items()},
                 "closer__signoff__lvs__clean": v.ok, "closer__signoff__lvs__opens": len(v.opens),
                 "closer__signoff__lvs__shorts": len(v.shorts)}
+
+
+class Cleanup(Step):
+    """Same-net notch and minimum-area fill on the signed-off GDS (closer.physical.cleanup), then DRC and LVS
+    again. It runs after the repair rounds: filling before them changed which rounds
+    succeeded on gcd (a short stayed), and a fill is never needed for rerouting."""
+
+    id = "Cleanup"
+    inputs = ("netlist", "layout", "drc_result")
+
+    def run(self, ctx):
+        notches = cleanup.fill_notches(ctx.paths.gds) if ctx.drc_result.total else {}
+        islands = cleanup.fill_min_area(ctx.paths.gds) if ctx.drc_result.total else {}
+        fills = {**notches, **{f"{k}_area": v for k, v in islands.items()}}
+        out = {"closer__cleanup__notch_fills": sum(notches.values()),
+               "closer__cleanup__area_fills": sum(islands.values())}
+        if fills:
+            ctx.drc_result = d = drc.run_drc(ctx.paths.gds, ctx.paths.drc_dir)
+            ctx.lvs_result = v = lvs.run_lvs(ctx.paths.gds, ctx.layout, ctx.netlist, ctx.macros, ctx.paths.lvs_dir)
+            out.update({"detailedroute__route__drc_errors": d.total, "closer__signoff__drc__errors": d.total,
+                        **{f"closer__signoff__drc__{k}": n for k, n in d.counts.items()},
+                        "closer__signoff__lvs__clean": v.ok, "closer__signoff__lvs__opens": len(v.opens),
+                        "closer__signoff__lvs__shorts": len(v.shorts)})
+        return out
 
 
 class Sta(Step):
@@ -305,6 +332,7 @@ class Sta(Step):
         rc = parasitics.parse_rc(ctx.route_result.rc_file)
         spef = parasitics.write_spef(rc, ctx.top, ctx.netlist.original, ctx.paths.spef, ctx.netlist.ports)
         out: dict[str, Any] = {}
+        spef_warnings = 0
         for corner in ctx.config.corners:
             for use in (None, spef):
                 r = sta.run_sta(corner, ctx.pdk.liberty(corner), ctx.netlist_v, ctx.top, ctx.sdc, use,
@@ -314,10 +342,22 @@ class Sta(Step):
                 out[f"closer__timing__setup__ws__{corner}__{tag}"] = r.setup_ws_ns
                 out[f"closer__timing__hold__ws__{corner}__{tag}"] = r.hold_ws_ns
                 out[f"closer__power__total__{corner}__{tag}"] = r.power_total_w
-                if corner == ctx.config.signoff_corner and use is not None:
+                if use is None:
+                    continue
+                # DRV counts with parasitics: per corner (the sta gate checks every reported
+                # corner) and unqualified at the signoff corner, like the slack keys
+                out[f"finish__timing__drv__max_slew__corner__{corner}"] = r.max_slew_violations
+                out[f"finish__timing__drv__max_cap__corner__{corner}"] = r.max_cap_violations
+                spef_warnings = max(spef_warnings, r.spef_warnings)
+                if corner == ctx.config.signoff_corner:
                     out["finish__timing__setup__ws"] = r.setup_ws_ns
                     out["finish__timing__hold__ws"] = r.hold_ws_ns
                     out["finish__power__total"] = r.power_total_w
+                    out["finish__timing__drv__max_slew"] = r.max_slew_violations
+                    out["finish__timing__drv__max_cap"] = r.max_cap_violations
+                    out["closer__timing__drv__max_cap_violators"] = r.max_cap_violators[:50]
+        # lines OpenSTA warned about while reading the SPEF (> 0: parasitics partly not annotated)
+        out["closer__timing__spef_warnings"] = spef_warnings
         return out
 
 
@@ -342,7 +382,7 @@ class Metrics(Step):
 
 
 STEPS: tuple[type[Step], ...] = (ReadNetlist, Floorplan, Place, Fill, WriteDef, PinAccess, Route, Gds, Drc,
-                                 Lvs, Repair, Sta, Metrics)
+                                 Lvs, Repair, Cleanup, Sta, Metrics)
 
 
 @dataclass

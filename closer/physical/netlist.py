@@ -14,6 +14,7 @@ from pathlib import Path
 
 from closer.errors import InputError
 from closer.procs import Command, run
+from closer.toolchain import search_path
 
 _SAFE = re.compile(r"[^A-Za-z0-9_]")
 
@@ -62,7 +63,7 @@ class _Namer:
 def yosys_json(netlist_v: Path, top: str, liberty: Path, out_json: Path, log: Path) -> Path:
     script = (f"read_liberty -lib {liberty}; read_verilog {netlist_v}; hierarchy -check -top {top}; "
               f"write_json {out_json}")
-    run(Command(["yosys", "-q", "-p", script], timeout_s=300), log)
+    run(Command(["yosys", "-q", "-p", script], env={"PATH": search_path()}, timeout_s=300), log)
     return out_json
 
 
@@ -118,8 +119,8 @@ GATE_SYNTH_SCRIPT = """read_liberty -lib {lib}
 hierarchy -check -top {top}
 {chparams}
 synth -flatten -top {top}
-dfflibmap -liberty {lib}
-abc -liberty {lib}
+dfflibmap{dont_use} -liberty {lib}
+abc{dont_use} -liberty {lib}
 hilomap -singleton -hicell sky130_fd_sc_hd__conb_1 HI -locell sky130_fd_sc_hd__conb_1 LO
 setundef -zero
 splitnets -ports
@@ -135,10 +136,14 @@ def synthesize(rtl: list[Path], top: str, liberty: Path, out_v: Path, log: Path,
                parameters: dict[str, int] | None = None) -> Path:
     """A plain Yosys gate-level synthesis for experiments and tests (the real front half is
     closer.flow's); tie cells and port buffers are inserted so the netlist is placeable."""
+    from closer.flow.platform import dont_use_patterns
+
     chparams = "".join(f"chparam -set {k} {v} {top}\n" for k, v in (parameters or {}).items())
+    # the flow's list, as globs (Yosys script lines are cut at 4 KB: one option per cell is too long)
+    dont_use = "".join(f" -dont_use {pattern}" for pattern in dont_use_patterns())
     script = GATE_SYNTH_SCRIPT.format(lib=liberty, reads="\n".join(f"read_verilog -sv {p}" for p in rtl),
-                                      top=top, chparams=chparams, out=out_v)
+                                      top=top, chparams=chparams, out=out_v, dont_use=dont_use)
     ys = out_v.with_suffix(".ys")
     ys.write_text(script)
-    run(Command(["yosys", "-s", str(ys)], timeout_s=900), log)
+    run(Command(["yosys", "-s", str(ys)], env={"PATH": search_path()}, timeout_s=900), log)
     return out_v

@@ -76,8 +76,13 @@ def parse_rc(path: Path) -> dict[str, RcNet]:
     return nets
 
 
-def _spef_name(name: str) -> str:
-    return re.sub(r"([\[\]/:*.\\])", r"\\\1", name)
+def _spef_name(name: str, port_bit: bool = False) -> str:
+    """A netlist name as SPEF writes it: a bit of a bus port (`resp_msg[0]`) keeps its brackets,
+    the SPEF bus delimiter; in any other name (Yosys writes register bits as escaped scalars,
+    `\\b[0] `) the characters SPEF gives a meaning are escaped, `$` included."""
+    if port_bit:
+        return name
+    return re.sub(r"([\[\]/:*.\\$#%!@&()+,;<=>?^`{|}~\"'-])", r"\\\1", name)
 
 
 def write_spef(nets: dict[str, RcNet], top: str, original: dict[str, str], path: Path,
@@ -86,10 +91,12 @@ def write_spef(nets: dict[str, RcNet], top: str, original: dict[str, str], path:
     def orig(n: str) -> str:
         return original.get(n, n)
 
+    port_bits = {orig(p) for p in port_dirs}
+
     def pin_ref(p: str) -> tuple[str, str]:
         inst, pin = p.split("/", 1)
         if inst == "PIN":
-            return _spef_name(orig(pin)), ("I" if port_dirs.get(pin) == "input" else "O")
+            return _spef_name(orig(pin), port_bit=True), ("I" if port_dirs.get(pin) == "input" else "O")
         return f"{_spef_name(orig(inst))}:{pin}", ""
 
     out = ['*SPEF "IEEE 1481-1998"', f'*DESIGN "{top}"', '*DATE "closer"', '*VENDOR "closer"',
@@ -97,7 +104,7 @@ def write_spef(nets: dict[str, RcNet], top: str, original: dict[str, str], path:
            '*DESIGN_FLOW "PIN_CAP NONE"', "*DIVIDER /", "*DELIMITER :", "*BUS_DELIMITER [ ]",
            "*T_UNIT 1 NS", "*C_UNIT 1 PF", "*R_UNIT 1 OHM", "*L_UNIT 1 HENRY", ""]
     for net in nets.values():
-        name = _spef_name(orig(net.name))
+        name = _spef_name(orig(net.name), port_bit=orig(net.name) in port_bits)
 
         def node(i: int, net=net, name=name) -> str:
             return pin_ref(net.driver)[0] if i == 0 else f"{name}:{i}"

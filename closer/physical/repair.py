@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -22,6 +23,9 @@ from closer.physical import drc, lvs
 from closer.physical.gds import LAYERS
 
 POWER_NETS = ("VPWR", "VGND")
+ROUTING_LAYERS = ("li1", "met1", "met2", "met3", "met4", "met5")
+Box = tuple[float, float, float, float]  # um: x1, y1, x2, y2
+Window = tuple[str, Box]                  # (layer, box): a marker or a located short
 
 # the metal layers whose wiring can take part in a violation of a rule on the given layer
 RULE_METALS: dict[str, tuple[str, ...]] = {
@@ -35,7 +39,9 @@ RULE_OBSTRUCT: dict[str, str] = {"mcon": "met1", "via": "met1", "via2": "met2", 
 
 @dataclass
 class RepairConfig:
-    rounds: int = 8
+    rounds: int = 8           # batch rounds (every problem rerouted at once)
+    item_rounds: int = 24     # then rounds on one problem at a time
+    max_wall_s: float = 480.0  # no new round starts after this much repair time
     obstruct: bool = True     # False: never add obstructions (the strategies' net windows only)
 
 
@@ -50,6 +56,7 @@ class Candidate:
     gds: Path
     drc: drc.DrcResult
     lvs: lvs.LvsResult
+    short_windows: list[list[Window]] = field(default_factory=list)
 
     @property
     def problems(self) -> int:
@@ -61,7 +68,7 @@ class RepairLog:
     rounds: list[dict] = field(default_factory=list)
 
 
-def marker_windows(result: drc.DrcResult) -> list[tuple[str, tuple[float, float, float, float]]]:
+def marker_windows(result: drc.DrcResult) -> list[Window]:
     """(rule layer, marker box) for every DRC marker."""
     from closer.physical.drc_deck import RULES
 
@@ -73,10 +80,8 @@ def marker_windows(result: drc.DrcResult) -> list[tuple[str, tuple[float, float,
     return out
 
 
-def nets_at(final_def: Path, tech_lef: Path, cell_lef: Path,
-            windows: list[tuple[str, tuple[float, float, float, float]]], grow_um: float) -> set[str]:
-    """Signal nets with wiring on a window's metals inside the grown window (KLayout's DEF reader
-    keeps each wire's net name as a shape property)."""
+def _def_layout(final_def: Path, tech_lef: Path, cell_lef: Path):
+    """The routed DEF read by KLayout with each wire's net name as a shape property."""
     import klayout.db as kdb
 
     from closer.physical.gds import MAP_FILE
@@ -88,12 +93,22 @@ def nets_at(final_def: Path, tech_lef: Path, cell_lef: Path,
     cfg.dbu = 0.001
     cfg.produce_net_names = True
     cfg.net_property_name = "net"
+    cfg.macro_resolution_mode = 2  # cells stay empty: only the routing is looked at
     with tempfile.TemporaryDirectory() as tmp:
         tech_link = Path(tmp) / "tech.lef"
         tech_link.symlink_to(tech_lef)
         cfg.lef_files = [str(tech_link), str(cell_lef)]
         layout = kdb.Layout()
         layout.read(str(final_def), opts)
+    return layout
+
+
+def nets_at(final_def: Path, tech_lef: Path, cell_lef: Path,
+            windows: list[Window], grow_um: float) -> set[str]:
+    """Signal nets with wiring on a window's metals inside the grown window."""
+    import klayout.db as kdb
+
+    layout = _def_layout(final_def, tech_lef, cell_lef)
     top = layout.top_cell()
     found: set[str] = set()
     for rule_layer, (x1, y1, x2, y2) in windows:
@@ -107,6 +122,40 @@ def nets_at(final_def: Path, tech_lef: Path, cell_lef: Path,
                 if net and net not in POWER_NETS:
                     found.add(str(net))
     return found
+
+
+def short_windows(final_def: Path, tech_lef: Path, cell_lef: Path, short_nets: list[set[str]],
+                  near_um: float = 0.2) -> list[list[Window]]:
+    """Per LVS short, where the shorted nets' wires touch or come within `near_um` of each other
+    on one metal (the LVS extraction knows the nets are joined, not where): the areas a
+    reroute of those nets should avoid. The joint is often a wire against a via pad, and via
+    pads carry no net name in KLayout's DEF import; the nearby wires locate it."""
+    import klayout.db as kdb
+
+    layout = _def_layout(final_def, tech_lef, cell_lef)
+    top = layout.top_cell()
+    d = round(near_um / layout.dbu)
+    out: list[list[Window]] = []
+    for nets in short_nets:
+        windows: list[Window] = []
+        for metal in ROUTING_LAYERS:
+            idx = layout.find_layer(*LAYERS[metal])
+            if idx is None:
+                continue
+            per_net: dict[str, kdb.Region] = {}
+            for shape in top.shapes(idx).each():
+                net = shape.property("net")
+                if net in nets:
+                    per_net.setdefault(str(net), kdb.Region()).insert(shape.polygon)
+            names = sorted(per_net)
+            for i, a in enumerate(names):
+                for b in names[i + 1:]:
+                    ra, rb = per_net[a], per_net[b]
+                    boxes = [p.bbox() for p in (ra & rb).each()] + [e.bbox() for e in ra.separation_check(rb, d).each()]
+                    windows += [(metal, (bx.left * layout.dbu, bx.bottom * layout.dbu, bx.right * layout.dbu,
+                                         bx.top * layout.dbu)) for bx in boxes]
+        out.append(windows)
+    return out
 
 
 def lvs_nets(result: lvs.LvsResult) -> set[str]:
@@ -160,10 +209,7 @@ def splice_rc(base: Path, rerouted: Path, nets: set[str], out: Path) -> Path:
     return out
 
 
-ROUTING_LAYERS = ("li1", "met1", "met2", "met3", "met4", "met5")
-
-
-def obstructions(windows: list[tuple[str, tuple[float, float, float, float]]], grow_um: float = 0.0,
+def obstructions(windows: list[Window], grow_um: float = 0.0,
                  above: bool = False) -> list[str]:
     """qrouter `obstruction` lines for marker windows. `above` also blocks the next layer up: for
     an m1.2 between an L1M1 pad and an M1M2 pad that keeps the M1M2 via (which can move) away
@@ -187,48 +233,105 @@ class Strategy:
     above: bool = False              # ... on the next layer up too
 
 
-# tried in order while rounds are discarded; back to the first after a kept round
+# batch phase: every problem at once, strategies tried in order while rounds are discarded (back
+# to the first after a kept round); then one problem at a time with the item strategies
 STRATEGIES: tuple[Strategy, ...] = (
     Strategy(0.3), Strategy(0.3, True, 0.15, above=True), Strategy(1.0), Strategy(1.0, True, 0.15, above=True),
     Strategy(0.3, obstruct=False), Strategy(2.5))
+# per problem kind; a problem without windows (unrouted net, open) has one thing to try, since
+# qrouter is deterministic. For a metal spacing marker the layer-above obstruction comes first:
+# it is what moves an M1M2 via off the row next to a pin's L1M1 pad (the common m1.2 case).
+ITEM_STRATEGIES: dict[str, tuple[Strategy, ...]] = {
+    "drc": (Strategy(0.3, True, 0.15, above=True), Strategy(0.3), Strategy(1.0), Strategy(0.3, obstruct=False)),
+    "short": (Strategy(0.3), Strategy(0.3, obstruct=False)),
+    "net": (Strategy(0.0, obstruct=False),),
+}
+
+FindNets = Callable[[Candidate, list[Window], float], set[str]]
+
+
+@dataclass
+class Problem:
+    """One DRC marker, LVS open/short or unrouted net: what a per-problem round reroutes."""
+
+    label: str
+    kind: str  # drc | short | net (unrouted or open)
+    windows: list[Window] = field(default_factory=list)
+    nets: set[str] = field(default_factory=set)
+
+
+def problems_of(cand: Candidate) -> list[Problem]:
+    out = [Problem(f"unrouted {n}", "net", nets={n}) for n in cand.failed]
+    out += [Problem(f"lvs open {o['net']}", "net", nets={o["net"]}) for o in cand.lvs.opens]
+    for i, s in enumerate(cand.lvs.shorts):
+        windows = cand.short_windows[i] if i < len(cand.short_windows) else []
+        out.append(Problem(f"lvs short {'/'.join(s['nets'][:3])}", "short", windows=windows,
+                           nets={n for n in s["nets"] if not n.startswith("<")}))
+    out += [Problem(f"drc {w[0]} at {w[1][0]:.2f},{w[1][1]:.2f}", "drc", windows=[w]) for w in marker_windows(cand.drc)]
+    return out
 
 
 def repair(first: Candidate, reroute: Callable[[Candidate, set[str], list[str], Path], tuple[Path, Path, list[str]]],
-           signoff: Callable[[Path, Path, list[str], Path], Candidate],
-           find_nets: Callable[[Candidate, float], set[str]], work: Path,
+           signoff: Callable[[Path, Path, list[str], Path], Candidate], find_nets: FindNets, work: Path,
            cfg: RepairConfig) -> tuple[Candidate, RepairLog]:
-    """Up to `cfg.rounds` rip-up-and-reroute rounds; returns the best candidate.
+    """Rip-up-and-reroute rounds; returns the best candidate (a round is kept only when the
+    signed-off result has strictly fewer problems).
 
     reroute(base, nets, tcl_before_read, dir) -> (routed_def, rc, failed): qrouter on `nets` only,
         the rest of `base`'s wiring kept
     signoff(routed_def, rc, failed, dir) -> Candidate: finalize, GDS, DRC, LVS
-    find_nets(candidate, grow_um) -> the nets at its markers, opens and shorts
+    find_nets(candidate, windows, grow_um) -> the nets with wiring in the grown windows
     """
-    best, log = first, RepairLog()
-    strategy = 0
-    for k in range(1, cfg.rounds + 1):
-        if best.problems == 0 or strategy >= len(STRATEGIES):
-            break
-        s = STRATEGIES[strategy]
-        nets = find_nets(best, s.nets_grow_um) | set(best.failed)
+    state = {"best": first, "k": 0}
+    log = RepairLog()
+    deadline = time.monotonic() + cfg.max_wall_s
+
+    def out_of_time() -> bool:
+        if time.monotonic() < deadline:
+            return False
+        if not log.rounds or log.rounds[-1].get("result") != "out of time":
+            log.rounds.append({"round": state["k"], "result": "out of time", "max_wall_s": cfg.max_wall_s})
+        return True
+
+    def attempt(problem: Problem, s: Strategy, phase: str) -> bool:
+        best = state["best"]
+        nets = set(problem.nets) | (find_nets(best, problem.windows, s.nets_grow_um) if problem.windows else set())
         if not nets:
-            log.rounds.append({"round": k, "result": "no nets found at the markers"})
-            break
-        rdir = work / f"round{k}"
+            return False
+        state["k"] += 1
+        rdir = work / f"round{state['k']}"
         shutil.rmtree(rdir, ignore_errors=True)
         rdir.mkdir(parents=True)
-        before = obstructions(marker_windows(best.drc), s.obstruct_grow_um, s.above) \
-            if s.obstruct and cfg.obstruct else []
+        before = obstructions(problem.windows, s.obstruct_grow_um, s.above) if s.obstruct and cfg.obstruct else []
         routed_def, rc, failed = reroute(best, nets, before, rdir)
         cand = signoff(routed_def, rc, failed, rdir)
-        entry = {"round": k, "strategy": s.__dict__, "obstructions": len(before), "nets": sorted(nets)[:40],
-                 "before": best.problems, "after": cand.problems, "drc": cand.drc.total,
-                 "lvs_opens": len(cand.lvs.opens), "lvs_shorts": len(cand.lvs.shorts), "unrouted": len(cand.failed)}
-        if cand.problems < best.problems:
-            best, strategy = cand, 0
-            entry["result"] = "kept"
-        else:
-            strategy += 1
-            entry["result"] = "discarded"
-        log.rounds.append(entry)
-    return best, log
+        kept = cand.problems < best.problems
+        log.rounds.append({"round": state["k"], "phase": phase, "problem": problem.label, "strategy": s.__dict__,
+                           "obstructions": len(before), "nets": sorted(nets)[:40], "before": best.problems,
+                           "after": cand.problems, "drc": cand.drc.total, "lvs_opens": len(cand.lvs.opens),
+                           "lvs_shorts": len(cand.lvs.shorts), "unrouted": len(cand.failed),
+                           "result": "kept" if kept else "discarded"})
+        if kept:
+            state["best"] = cand
+        return kept
+
+    strategy = 0
+    while state["k"] < cfg.rounds and state["best"].problems and strategy < len(STRATEGIES) and not out_of_time():
+        items = problems_of(state["best"])
+        # the batch obstructs DRC markers only: a short's located windows are long stretches of
+        # two wires, and blocking them all at once cost more than it fixed (measured on gcd)
+        batch = Problem("all", "batch", [w for p in items if p.kind == "drc" for w in p.windows],
+                        {n for p in items for n in p.nets})
+        strategy = 0 if attempt(batch, STRATEGIES[strategy], "batch") else strategy + 1
+    tried: set[str] = set()  # problems are recomputed after a kept round (it may fix others too)
+    while True:
+        todo = [p for p in problems_of(state["best"]) if p.label not in tried]
+        if not todo:
+            return state["best"], log
+        problem = todo[0]
+        tried.add(problem.label)
+        for s in ITEM_STRATEGIES[problem.kind]:
+            if state["k"] >= cfg.rounds + cfg.item_rounds or not state["best"].problems or out_of_time():
+                return state["best"], log
+            if attempt(problem, s, "item"):
+                break

@@ -3,6 +3,8 @@
 #   CLOSER_METRIC <name> <value>      slack in seconds, power in W (OpenSTA's internal SI units)
 #   CLOSER_CLOCK <name> <period> <source ports...>   period in the Liberty time unit (ns)
 #   CLOSER_DONE                       last line when every report was made
+# timing__unconstrained__count is the unconstrained-path audit (closer_untimed_pins below), not
+# only check_setup's count; reports/untimed.rpt lists the pins it counted.
 # Python (closer.flow.metrics) turns these into ORFS-named metrics; readable reports go to reports/.
 # This OpenSTA build carries on after `exit` or an error inside a command file, so failures are
 # signalled by `Error:` lines (SiliconCompiler fails the node on them) and a missing CLOSER_DONE.
@@ -42,6 +44,71 @@ proc closer_design_power { corner } {
         set sums $next
     }
     return [concat $sums $nan_instances]
+}
+
+# --- unconstrained-path audit ----------------------------------------------------------------
+# `check_setup -unconstrained_endpoints` counts endpoints without a clock only: a false path on
+# everything (or on all inputs / all registers) leaves it at 0. The audit asks OpenSTA for the
+# slacks at each pin instead (`$vertex slacks rise|fall`: one value per path analysis point, i.e.
+# [min max] for each corner in turn; 1e30 = nothing timed there). A pin counts as untimed when no
+# corner has a finite setup (max) slack or none has a finite hold (min) slack:
+#   * every timing endpoint (register data pins, output ports: `sta::endpoints`);
+#   * every input port that is not a clock source and drives at least one load (an unused input
+#     has no path to time).
+proc closer_pin_timed { pin } {
+    set min_ok 0
+    set max_ok 0
+    foreach vertex [$pin vertices] {
+        if { $vertex == "NULL" } {
+            continue
+        }
+        foreach rf {rise fall} {
+            set index 0
+            foreach slack [$vertex slacks $rf] {
+                if { abs($slack) < 1e29 } {
+                    if { $index % 2 == 0 } { set min_ok 1 } else { set max_ok 1 }
+                }
+                incr index
+            }
+        }
+    }
+    return [expr { $min_ok && $max_ok }]
+}
+
+proc closer_input_has_load { port } {
+    set net [get_nets -quiet [get_full_name $port]]
+    if { $net == {} } {
+        return 0
+    }
+    set loads 0
+    set pins [$net pin_iterator]
+    while { [$pins has_next] } {
+        if { [[$pins next] is_load] } {
+            incr loads
+        }
+    }
+    $pins finish
+    return [expr { $loads > 0 }]
+}
+
+proc closer_untimed_pins { clock_sources } {
+    sta::find_requireds
+    set untimed {}
+    foreach pin [sta::endpoints] {
+        if { ![closer_pin_timed $pin] } {
+            lappend untimed "endpoint [get_full_name $pin]"
+        }
+    }
+    foreach port [all_inputs] {
+        set name [get_full_name $port]
+        if { [lsearch -exact $clock_sources $name] >= 0 || ![closer_input_has_load $port] } {
+            continue
+        }
+        if { ![closer_pin_timed [sta::get_port_pin_error "port" $port]] } {
+            lappend untimed "input $name"
+        }
+    }
+    return $untimed
 }
 
 proc closer_report_corners { corners } {
@@ -95,11 +162,13 @@ foreach sdc $closer_sdc {
 set clocks [all_clocks]
 metric clocks__count [llength $clocks]
 set clock_on_port 0
+set clock_sources {}
 foreach clk $clocks {
     set sources {}
     foreach pin [get_property $clk sources] {
         lappend sources [get_full_name $pin]
     }
+    lappend clock_sources {*}$sources
     if { [lsearch -exact $sources $closer_clock_port] >= 0 } {
         set clock_on_port 1
     }
@@ -110,7 +179,15 @@ set unconstrained 0
 set fh [open reports/unconstrained.rpt r]
 regexp {There are (\d+) unconstrained endpoints} [read $fh] -> unconstrained
 close $fh
-metric timing__unconstrained__count $unconstrained
+metric timing__check_setup__unconstrained $unconstrained
+set untimed [closer_untimed_pins $clock_sources]
+set fh [open reports/untimed.rpt w]
+puts $fh "There are [llength $untimed] untimed pins (no timed setup or hold check at any corner)."
+foreach item $untimed {
+    puts $fh "  $item"
+}
+close $fh
+metric timing__unconstrained__count [llength $untimed]
 
 set clock_problem ""
 if { [llength $clocks] == 0 } {

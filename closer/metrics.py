@@ -84,7 +84,8 @@ CLOSER_KEYS: tuple[MetricKey, ...] = (
     _key(LEC_RESULT, MetricKind.ENUM, "",
          "Logic equivalence of RTL and final netlist.", LEC_CHOICES),
     _key(UNCONSTRAINED_ENDPOINTS, MetricKind.COUNT, "endpoints",
-         "Timing endpoints with no constraint (STA `check_setup -unconstrained_endpoints`)."),
+         "Endpoints and non-clock inputs with no timed setup or hold check, false-pathed ones "
+         "included (the flow's STA audit, reports/untimed.rpt)."),
     _key(ROUTE_UNROUTED_NETS, MetricKind.COUNT, "nets",
          "Nets the detailed router left unrouted (any one fails the route gate)."),
     _key(SIM_CYCLES, MetricKind.COUNT, "cycles",

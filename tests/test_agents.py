@@ -34,6 +34,6 @@ def test_sweep_edits_period_and_settings(tmp_path: Path) -> None:
     assert _sdc_period(sdc) == 10.0
     assert _sdc_period(_set_period(sdc, 12.5)) == 12.5
     settings = tmp_path / "settings.toml"
-    settings.write_text("# c\nplace_density = 0.60\n")
-    _set_toml_number(settings, "place_density", 0.7)
-    assert "place_density = 0.7\n" in settings.read_text()
+    settings.write_text("# c\nrouter_passes = 15\n")
+    _set_toml_number(settings, "router_passes", 10)
+    assert "router_passes = 10\n" in settings.read_text()

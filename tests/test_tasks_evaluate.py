@@ -118,14 +118,11 @@ def task_b(task_a: TaskPaths) -> TaskPaths:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sdc_edit", [
-    "delete_clock",
-    pytest.param("false_path_everything", marks=pytest.mark.xfail(strict=True, reason=(
-        "not caught yet: OpenSTA check_setup does not count false-path endpoints as unconstrained, "
-        "so the flow's audit reports 0; the run shows it only as setup/hold WS = null (no path timed)"))),
-])
+@pytest.mark.parametrize("sdc_edit", ["delete_clock", "false_path_everything"])
 def test_unconstrained_path_audit_catches_sdc_gaming(task_b: TaskPaths, tmp_path: Path, sdc_edit: str) -> None:
     ws = _workspace(task_b, tmp_path / "ws")
+    # the reference RTL: its layout is quicker than the weak start's, and the SDC is what is gamed
+    shutil.copyfile(task_b.hidden.solution / "rtl" / "gcd.v", ws / "rtl" / "gcd.v")
     sdc = ws / "constraints" / "gcd.sdc"
     if sdc_edit == "delete_clock":
         sdc.write_text("\n".join(l for l in sdc.read_text().splitlines()
@@ -139,14 +136,46 @@ def test_unconstrained_path_audit_catches_sdc_gaming(task_b: TaskPaths, tmp_path
     assert record.scored and record.reward == 0.0 and "sta" in record.failing_gates
 
 
+@pytest.fixture(scope="module")
+def oracle_b(task_b: TaskPaths, tmp_path_factory):
+    """gcd-B-low with the reference RTL, evaluated once through the physical flow."""
+    tmp = tmp_path_factory.mktemp("oracle_b")
+    ws = _workspace(task_b, tmp / "ws")
+    shutil.copyfile(task_b.hidden.solution / "rtl" / "gcd.v", ws / "rtl" / "gcd.v")
+    return evaluate(ws, task_b.root, tmp / "eval")
+
+
 @pytest.mark.slow
-def test_unmodified_weak_b_is_not_scored_without_the_physical_flow(task_b: TaskPaths, tmp_path: Path) -> None:
+def test_oracle_b_runs_the_physical_flow_and_scores_the_signoff_gates(oracle_b) -> None:
+    record = oracle_b
+    assert record.accepted and record.scored, record.verifier_error
+    assert record.flow_error is None
+    m = record.metrics
+    # every B gate was measured from the merged metadata.json of `closer flow run --to pnr`
+    assert set(record.gates) >= {"func", "lec", "gls", "sta", "route", "drc", "lvs"}
+    assert all(record.gates[g] == "pass" for g in ("func", "lec", "gls", "sta", "route")), record.gate_reasons
+    assert m["closer__lec__result"] == "equivalent"
+    assert m["closer__timing__unconstrained_endpoints"] == 0
+    for key in ("finish__timing__drv__max_slew", "finish__timing__drv__max_cap", "finish__timing__hold__ws",
+                "closer__signoff__lvs_errors", "closer__signoff__drc_errors", "closer__route__unrouted_nets"):
+        assert key in m, key
+    assert m["finish__design__instance__area"] <= 2400.0  # the B target (designs/gcd/tasks.toml)
+    # the physical flow signs the golden gcd off clean (0 unrouted, 0 DRC, LVS clean): the ceiling
+    assert record.reward == 1.0, record.reasons
+    assert record.failing_gates == [] and record.reasons == []
+
+
+@pytest.mark.slow
+def test_unmodified_weak_b_scores_below_one_with_reasons(task_b: TaskPaths, tmp_path: Path) -> None:
+    """The null agent's B result: functionally correct and equivalent, but larger and slower than
+    the targets (and, while the physical flow is not clean, failing drc/lvs/route too)."""
     ws = _workspace(task_b, tmp_path / "ws")
     record = evaluate(ws, task_b.root, tmp_path / "eval")
-    assert record.accepted and not record.scored and record.reward is None
-    assert record.gates["func"] == "pass" and record.gates["gls"] == "pass"
+    assert record.accepted and record.scored and record.reward < 1.0
+    assert record.gates["func"] == "pass" and record.gates["gls"] == "pass" and record.gates["lec"] == "pass"
     assert record.metrics["closer__timing__unconstrained_endpoints"] == 0
-    assert record.gates["route"] == "not_measured" and "physical flow" in record.verifier_error
+    assert any(r.startswith("target area:") for r in record.reasons), record.reasons
+    assert any(r.startswith("target execution_time:") for r in record.reasons), record.reasons
 
 
 def test_unconstrained_report_parser(tmp_path: Path) -> None:
@@ -158,3 +187,20 @@ def test_unconstrained_report_parser(tmp_path: Path) -> None:
     assert unconstrained_from_report(report) == 71
     report.write_text("")
     assert unconstrained_from_report(report) == 0
+
+
+def test_below_one_reasons_name_failing_gates_and_unmet_targets() -> None:
+    from closer.reward import compute_reward, metrics_from_mapping, targets_from_dict
+    from closer.tasks.evaluate import below_one_reasons
+
+    targets = targets_from_dict({"gates": {"required": ["func", "lvs"]},
+                                 "targets": [{"name": "area", "metric": "finish__design__instance__area",
+                                              "target": 2400.0, "weight": 1.0}]}, "test")
+    clean = {"closer__func__tests_failed": 0, "closer__signoff__lvs_errors": 0,
+             "finish__design__instance__area": 2387.29}
+    assert below_one_reasons(compute_reward(metrics_from_mapping(clean, "clean"), targets)
+                             .model_dump(mode="json")) == []
+    worse = clean | {"closer__signoff__lvs_errors": 1, "finish__design__instance__area": 2950.33}
+    reasons = below_one_reasons(compute_reward(metrics_from_mapping(worse, "worse"), targets).model_dump(mode="json"))
+    assert reasons[0].startswith("gate lvs: fail: closer__signoff__lvs_errors = 1")
+    assert reasons[1].startswith("target area: finish__design__instance__area = 2950.33 > target 2400")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import tomllib
 from pathlib import Path
 
 import jsonschema

@@ -61,8 +61,9 @@ KEY_TABLE: list[KeyDoc] = [
            "all corners; max_cap is not written: the 2019 OpenSTA has no capacitance-limit check"),
     KeyDoc("synth__timing__drv__max_slew__corner__<corner>", "pins", "the same, one corner"),
     KeyDoc("closer__timing__unconstrained_endpoints", "count",
-           "OpenSTA `check_setup -unconstrained_endpoints` (reports/unconstrained.rpt); Closer's "
-           "key from closer/metrics.py (ORFS has none)"),
+           "endpoints and loaded non-clock inputs with no finite setup or no finite hold slack at any "
+           "corner, false-pathed ones included (reports/untimed.rpt; OpenSTA's `check_setup` misses "
+           "those); Closer's key from closer/metrics.py (ORFS has none)"),
     KeyDoc("synth__power__total", "W", "OpenSTA `sta::design_power` at the power corner (tt), "
            "as `report_power` prints it (reports/power.tt_025C_1v80.rpt)"),
     KeyDoc("synth__power__internal__total", "W", "the same, internal column"),

@@ -3,9 +3,12 @@
 Only the edit surface is taken from the candidate workspace and copied onto a pristine copy of
 the task's starting workspace; a changed or deleted locked file rejects the submission (recorded,
 never scored). The rebuild uses the task's own scripts and the hidden conditions: the functional
-oracle on the hidden workloads and widths, `closer flow` to STA, gate-level simulation of the
-synthesized netlist; then `closer.reward` on the hidden targets. The public tests run too, and
-the record carries both (their gap is a reported measure).
+oracle on the hidden workloads and widths, `closer flow` to STA (kinds that stop at synthesis) or
+through the physical flow (`pnr`: place, route, DRC, LVS, STA with parasitics; kinds whose
+`flow_to` is `finish`), logic equivalence of the RTL and the synthesized netlist (kinds whose gates
+include `lec`), gate-level simulation of the synthesized netlist; then `closer.reward` on the
+hidden targets. The public tests run too, and the record carries both (their gap is a reported
+measure).
 """
 
 from __future__ import annotations
@@ -23,13 +26,15 @@ from closer import __version__
 from closer import metrics as mk
 from closer.errors import InputError
 from closer.reward import GateUnmeasured, MetricNotFound, compute_reward, load_targets, metrics_from_mapping
-from closer.tasks import checks
+from closer.reward.errors import MetricsFileError
+from closer.pdk import pdk
+from closer.tasks import checks, lec
 from closer.tasks.models import HiddenConfig, LockedManifest, TaskConfig, TaskKind
 from closer.tasks.paths import EvalPaths, TaskPaths, in_surface, sha256_file, workspace_files
 
-PHYSICAL_MISSING = ("the evaluator does not run the physical flow (the flow's pnr step) yet: it stops "
-                    "at sta, and pnr does not write the finish-stage max-slew/max-cap counts the sta "
-                    "gate needs")
+# the last `closer flow` step per kind: the physical flow's signoff ("finish") is its pnr step
+FLOW_STEP = {"sta": "sta", "finish": "pnr"}
+LEC_CORNER = "tt_025C_1v80"  # cell functions are the same at every corner; any Liberty will do
 
 
 class LockedViolation(BaseModel):
@@ -70,6 +75,9 @@ class EvaluationRecord(BaseModel):
     gates: dict[str, str] = Field(default_factory=dict)
     failing_gates: list[str] = Field(default_factory=list)
     gate_reasons: dict[str, str] = Field(default_factory=dict)
+    reasons: list[str] = Field(default_factory=list, description=(
+        "why the reward is below 1: each failing or unmeasured gate with its reason, each unmet "
+        "target with its value and target"))
     public_reward: float | None = Field(None, description="the reward with the public tests as the func gate")
     public_private_gap: float | None = Field(None, description="public_reward - reward")
     func_pass_gap: float | None = Field(None, description="public pass fraction - hidden pass fraction")
@@ -176,9 +184,11 @@ def _score(record: EvaluationRecord, task: TaskConfig, hidden: HiddenConfig, pat
         return
     folder = checks.write_design_folder(tree, task, {task.config: task.parameters[task.config]},
                                         ep.design_folder(task.design))
-    flow = checks.run_synthesis(folder, task, ep.flow)
+    flow = checks.run_synthesis(folder, task, ep.flow, to=flow_step(task))
     record.flow_error = flow.error
     metrics.update(flow.metrics)
+    if "lec" in hidden.gates and flow.netlist is not None:
+        metrics.update(run_lec(sources, task, flow.netlist, ep.root / "lec").metrics())
     if flow.netlist is not None:
         gls = checks.run_gate_level(flow.netlist, task.top, oracle, task.test_module, hidden.hidden,
                                     hidden.parameters[task.config], ep.root / "sim" / "gls")
@@ -187,6 +197,21 @@ def _score(record: EvaluationRecord, task: TaskConfig, hidden: HiddenConfig, pat
     record.gls = _summary(gls)
     metrics.update(checks.gls_metrics(gls))
     _reward(record, task, hidden, paths, ep, metrics, public, hid)
+
+
+def flow_step(task: TaskConfig) -> str:
+    if task.flow_to not in FLOW_STEP:
+        raise InputError(f"task {task.task_id}: flow_to {task.flow_to!r}; known: {sorted(FLOW_STEP)}")
+    return FLOW_STEP[task.flow_to]
+
+
+def run_lec(sources: list[Path], task: TaskConfig, netlist: Path, work: Path) -> lec.LecResult:
+    """The candidate's RTL against the netlist the flow synthesized from it (the layout is built
+    from that netlist and LVS ties the layout to it)."""
+    job = lec.LecJob(rtl=sources, top=task.top, netlist=netlist, liberty=pdk().liberty(LEC_CORNER),
+                     work=work, parameters=task.parameters[task.config],
+                     reset=lec.find_reset(lec.netlist_inputs(netlist)))
+    return lec.run_lec(job)
 
 
 def _reward(record: EvaluationRecord, task: TaskConfig, hidden: HiddenConfig, paths: TaskPaths, ep: EvalPaths,
@@ -204,11 +229,22 @@ def _reward(record: EvaluationRecord, task: TaskConfig, hidden: HiddenConfig, pa
     targets = load_targets(paths.hidden.targets)
     try:
         result = compute_reward(metrics_from_mapping(metrics, str(ep.metrics)), targets)
+    except MetricsFileError as exc:
+        try:
+            scored = _score_failed_gates_only(record, metrics, hidden.gates, str(ep.metrics), str(exc))
+        except MetricsFileError as gate_exc:  # a gate's own key is malformed: nothing to score
+            record.verifier_error = f"not scored: {gate_exc}"
+            return
+        if not scored:
+            record.verifier_error = f"not scored: {exc}"
+            record.gates = observed_gates(metrics, hidden.gates, str(ep.metrics))
+        return
     except (GateUnmeasured, MetricNotFound) as exc:
-        missing = PHYSICAL_MISSING if task.flow_to == "finish" else "a required metric was not produced"
-        record.verifier_error = f"not scored: {exc} ({missing})"
+        cause = f"the flow failed: {record.flow_error}" if record.flow_error else "a required metric was not produced"
+        record.verifier_error = f"not scored: {exc} ({cause})"
         record.gates = observed_gates(metrics, hidden.gates, str(ep.metrics))
         record.failing_gates = [g for g, status in record.gates.items() if status == "fail"]
+        record.reasons = [f"gate {g}: {status}" for g, status in record.gates.items() if status != "pass"]
         return
     _apply_reward(record, result)
     # the public reward: the same metrics with the public tests as the func gate (cycles stay hidden)
@@ -217,21 +253,45 @@ def _reward(record: EvaluationRecord, task: TaskConfig, hidden: HiddenConfig, pa
         public_result = compute_reward(metrics_from_mapping(pub_metrics, "public"), targets)
         record.public_reward = public_result.reward
         record.public_private_gap = public_result.reward - result.reward
-    except (GateUnmeasured, MetricNotFound):
+    except (GateUnmeasured, MetricNotFound, MetricsFileError):
         record.public_reward = None
 
 
 def observed_gates(metrics: dict, gates: list[str], label: str) -> dict[str, str]:
     """What the metrics show for each required gate when no reward could be computed."""
+    return {gate: status for gate, (status, _) in observed_gate_reasons(metrics, gates, label).items()}
+
+
+def observed_gate_reasons(metrics: dict, gates: list[str], label: str) -> dict[str, tuple[str, str]]:
+    """gate -> (pass | fail | not_measured, the gate's reason)."""
     from closer.reward.gates import GATES, observe
     from closer.reward.targets import GateName
 
     values = metrics_from_mapping(metrics, label)
     out = {}
     for gate in gates:
-        observed = observe(GATES[GateName(gate)], values).observed.value
-        out[gate] = "not_measured" if observed == "unmeasured" else observed
+        observation = observe(GATES[GateName(gate)], values)
+        observed = observation.observed.value
+        out[gate] = ("not_measured" if observed == "unmeasured" else observed, observation.reason)
     return out
+
+
+def _score_failed_gates_only(record: EvaluationRecord, metrics: dict, gates: list[str], label: str,
+                             problem: str) -> bool:
+    """When the targets cannot be evaluated (e.g. no setup slack because nothing is timed) but a
+    required gate fails, the reward is 0 regardless of the targets: record that. False if no gate
+    fails (then the record stays unscored)."""
+    observed = observed_gate_reasons(metrics, gates, label)
+    failing = [g for g, (status, _) in observed.items() if status == "fail"]
+    if not failing:
+        return False
+    record.scored, record.reward, record.gate = True, 0.0, 0
+    record.gates = {g: status for g, (status, _) in observed.items()}
+    record.failing_gates = failing
+    record.gate_reasons = {g: reason for g, (_, reason) in observed.items()}
+    record.reasons = [f"gate {g}: {status}: {reason}" for g, (status, reason) in observed.items()
+                      if status != "pass"] + [f"targets not evaluated: {problem}"]
+    return True
 
 
 def _apply_reward(record: EvaluationRecord, result) -> None:
@@ -242,6 +302,21 @@ def _apply_reward(record: EvaluationRecord, result) -> None:
     record.failing_gates = [k for k, v in result.gates.items() if v.value == "fail"]
     record.gate_reasons = {k: d.reason for k, d in result.gate_details.items() if d.required}
     record.reward_result = result.model_dump(mode="json")
+    record.reasons = below_one_reasons(record.reward_result)
+
+
+def below_one_reasons(result: dict) -> list[str]:
+    """Failing gates (with the reward library's reason) and unmet targets of a reward result."""
+    reasons = [f"gate {name}: {detail['observed']}: {detail['reason']}"
+               for name, detail in result.get("gate_details", {}).items()
+               if detail.get("required") and detail.get("observed") != "pass"]
+    for name, term in (result.get("terms") or {}).items():
+        if term.get("value") is None:
+            reasons.append(f"target {name}: {term['metric']} not measured")
+        elif not term.get("met", True):
+            reasons.append(f"target {name}: {term['metric']} = {term['value']:.6g} > target "
+                           f"{term['target']:.6g} (penalty {term['penalty']:.4f})")
+    return reasons
 
 
 def _summary(result: checks.FuncResult) -> CheckSummary:

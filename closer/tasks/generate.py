@@ -40,13 +40,13 @@ GOALS = {
     TaskKind.C: ("Implement the specification and take it to a clean layout (GDS) that meets "
                  "the targets: you own the RTL, constraints, floorplan and flow settings."),
 }
-B_C_PHYSICAL_FILES = {
+B_C_PHYSICAL_FILES = {  # read into the rebuilt design's [physical] table (closer.designs.model.Physical)
     "floorplan/floorplan.toml": (
-        "# Floorplan settings of the physical flow (closer/physical): core utilization and aspect\n"
-        "core_utilization = 0.40\naspect_ratio = 1.0\n"),
+        "# Floorplan of the physical flow (closer/physical): cell area / core area, core height / width\n"
+        "core_utilization = 0.30\naspect_ratio = 1.0\n"),
     "flow/settings.toml": (
-        "# Flow settings of the physical flow (closer/physical): placement density\n"
-        "place_density = 0.60\n"),
+        "# Physical flow settings: qrouter's stage2 rip-up passes (0..15), search-and-repair rounds\n"
+        "router_passes = 15\nrepair_rounds = 8\n"),
 }
 
 
@@ -133,6 +133,24 @@ def skeleton(golden: Path, top: str) -> str:
             f"{match.group(0)}\n\n    // TODO: implement (see spec.md)\n\nendmodule\n")
 
 
+def _top_file(golden: dict[str, Path], top: str) -> str:
+    """The reference file that holds the top module: named after it, or the only file."""
+    named = [rel for rel, src in golden.items() if Path(rel).name == f"{top}{src.suffix}"]
+    if len(named) == 1:
+        return named[0]
+    if len(golden) == 1:
+        return next(iter(golden))
+    raise InputError(f"[reference]: no single file named after the top module {top!r} "
+                     f"among {sorted(golden)} to derive the skeleton from")
+
+
+def placeholder(rel: str, config: TaskConfig) -> str:
+    """A skeleton workspace's other RTL files: compiled (task.json `rtl`), empty until used."""
+    return (f"// {rel}: compiled with the other RTL files, in the order of task.json `rtl`:\n"
+            f"//   {', '.join(config.rtl)}\n"
+            "// Put any modules you need here (or leave it empty); keep the file.\n")
+
+
 def write_task(suite: SuitePaths, design: Design, dpaths: DesignPaths, tasks: DesignTasks,
                kind: TaskKind, tier: str) -> SuiteEntry:
     tid = task_id(design.name, kind, tier)
@@ -175,14 +193,15 @@ def _write_workspace(ws: Path, design: Design, dpaths: DesignPaths, tasks: Desig
     ws.mkdir(parents=True)
     shutil.copy2(dpaths.root / tasks.spec, ws / "spec.md")
     golden = {rel: dpaths.root / src for rel, src in tasks.reference.items()}
+    top_file = _top_file(golden, design.top)
     for rel, src in golden.items():
         dest = ws / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         if spec.start is StartPoint.SKELETON:
-            if Path(rel).name == f"{design.top}{src.suffix}" or len(golden) == 1:
-                dest.write_text(skeleton(src, design.top))
+            dest.write_text(skeleton(src, design.top) if rel == top_file else placeholder(rel, config))
         elif spec.start is StartPoint.WEAK:
-            shutil.copy2(dpaths.root / tasks.weak / rel, dest)
+            weak = dpaths.root / tasks.weak / rel
+            shutil.copy2(weak if weak.is_file() else src, dest)  # the weak variant replaces some files
         else:
             shutil.copy2(src, dest)
     (ws / "constraints").mkdir(exist_ok=True)
@@ -230,15 +249,23 @@ def render_instruction(config: TaskConfig, spec: KindSpec, tool_config: ToolConf
     budget = resolve_budget(tool_config.budget)
     surface = "\n".join(["| pattern | layer |", "|---|---|",
                          *(f"| `{p}` | {l.value} |" for p, l in config.edit_surface.items())])
-    pub = config.public
-    public_summary = (f"configs {', '.join(pub.configs)}, seeds {', '.join(map(str, pub.seeds))}, "
-                      f"{pub.count} requests each")
+    public_summary = summarize_conditions(config.public)
     params = ", ".join(f"{k}={v}" for k, v in config.parameters[config.config].items()) or "none"
     return template.substitute(
         task_id=config.task_id, kind_title=KIND_TITLES[config.kind], design=config.design,
         budget_tier=config.budget_tier, goal=GOALS[config.kind], top=config.top, config=config.config,
         parameters=params, surface_table=surface, public_summary=public_summary,
         gates=", ".join(spec.gates), tools=agent_instructions(tool_config, budget))
+
+
+def summarize_conditions(cond) -> str:
+    """One line for the instruction: configs, seeds and the workload size."""
+    parts = [f"configs {', '.join(cond.configs)}", f"seeds {', '.join(map(str, cond.seeds))}"]
+    if cond.count is not None:
+        parts.append(f"{cond.count} requests each")
+    if cond.workload:
+        parts.append("workload " + ", ".join(f"{k}={v}" for k, v in cond.workload.items()))
+    return ", ".join(parts)
 
 
 def _write_hidden(hidden, design: Design, dpaths: DesignPaths, tasks: DesignTasks, spec: KindSpec,

@@ -4,11 +4,12 @@ in closer/schemas/ exported from the model (`closer.tasks.schemas`)."""
 
 from __future__ import annotations
 
+import string
 from enum import StrEnum
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from closer.tomlio import load_toml_model
 from closer.trajectory.record import EditLayer
@@ -40,16 +41,97 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# The fields an oracle environment template may use (`closer.tasks.checks.oracle_env` fills them).
+ORACLE_ENV_FIELDS = {
+    "seeds": "comma-separated seeds (gate-level run: gls_seeds)",
+    "count": "requests per seed (gate-level run: gls_count)",
+    "backpressure": "1 or 0",
+    "edge_cases": "1 or 0 (always 0 in the gate-level run)",
+    "workload_json": "the workload table as JSON (gate-level run: workload updated by gls_workload)",
+    "report_dir": "folder where each test writes <test>.json with its cycle count",
+    "config": "the design.toml config being simulated",
+    "param": "top-module parameters of that config, as {param[NAME]}",
+}
+
+
+def template_fields(template: str) -> set[str]:
+    """Root names of the replacement fields of a str.format template ({param[N]} -> param)."""
+    roots = set()
+    for _, name, _, _ in string.Formatter().parse(template):
+        if name is not None:
+            roots.add(name.split("[", 1)[0].split(".", 1)[0])
+    return roots
+
+
+def check_env_templates(mapping: dict[str, str]) -> dict[str, str]:
+    for var, template in mapping.items():
+        try:
+            unknown = template_fields(template) - set(ORACLE_ENV_FIELDS)
+        except ValueError as exc:
+            raise ValueError(f"{var}: bad template {template!r}: {exc}") from exc
+        if unknown:
+            raise ValueError(f"{var}: unknown field(s) {sorted(unknown)} in {template!r}; "
+                             f"fields: {sorted(ORACLE_ENV_FIELDS)}")
+    return mapping
+
+
+class OracleEnv(_Strict):
+    """How conditions reach a design's cocotb oracle: environment variable -> template over the
+    condition fields (ORACLE_ENV_FIELDS). Written once per design in tasks.toml ([oracle_env],
+    [oracle_gls_env]) and carried by every Conditions, so the public tools and the evaluator
+    render the same contract."""
+
+    env: dict[str, str] = Field(min_length=1, description="variable -> template, every run")
+    gls_env: dict[str, str] = Field(default_factory=dict,
+                                    description="variable -> template, added for the gate-level run")
+
+    @field_validator("env", "gls_env")
+    @classmethod
+    def _known_fields(cls, mapping: dict[str, str]) -> dict[str, str]:
+        return check_env_templates(mapping)
+
+
+class ConfigConditions(_Strict):
+    """Per-config replacements of a Conditions' seeds, count and workload (e.g. other seeds for a
+    wider configuration)."""
+
+    seeds: list[int] | None = Field(None, min_length=1)
+    count: int | None = Field(None, gt=0)
+    workload: dict[str, Any] | None = None
+
+
 class Conditions(_Strict):
     """The workload the functional oracle drives (public: in the workspace; hidden: evaluator only)."""
 
     configs: list[str] = Field(min_length=1, description="design.toml configs (widths) simulated")
     seeds: list[int] = Field(min_length=1, description="one test per seed")
-    count: int = Field(gt=0, description="requests per seed")
+    count: int | None = Field(None, gt=0, description="requests per seed (if the oracle takes a count)")
     backpressure: bool = Field(False, description="random back-pressure and request gaps")
     edge_cases: bool = Field(False, description="also run the edge-case test")
     gls_seeds: list[int] = Field(default_factory=list, description="seeds of the gate-level run")
     gls_count: int = Field(8, gt=0, description="requests per seed in the gate-level run")
+    workload: dict[str, Any] = Field(default_factory=dict,
+                                     description="oracle-specific workload knobs ({workload_json})")
+    gls_workload: dict[str, Any] = Field(default_factory=dict,
+                                         description="workload entries replaced in the gate-level run")
+    by_config: dict[str, ConfigConditions] = Field(
+        default_factory=dict, description="config -> its own seeds/count/workload")
+    oracle_env: OracleEnv | None = Field(
+        None, description="the oracle's environment contract (filled from tasks.toml [oracle_env])")
+
+    @model_validator(mode="after")
+    def _by_config_simulated(self) -> "Conditions":
+        extra = sorted(set(self.by_config) - set(self.configs))
+        if extra:
+            raise ValueError(f"by_config names config(s) {extra} that are not in configs {self.configs}")
+        return self
+
+    def for_config(self, config: str) -> "Conditions":
+        """These conditions with `config`'s own seeds/count/workload in place."""
+        override = self.by_config.get(config)
+        if override is None:
+            return self
+        return self.model_copy(update={k: v for k, v in override.model_dump().items() if v is not None})
 
 
 class TargetSpec(_Strict):
@@ -80,6 +162,27 @@ class DesignTasks(_Strict):
     hidden: Conditions
     kinds: dict[TaskKind, KindSpec]
     targets: dict[TaskKind, list[TargetSpec]] = Field(default_factory=dict)
+    oracle_env: dict[str, str] = Field(
+        min_length=1, description="the oracle's environment: variable -> template (ORACLE_ENV_FIELDS)")
+    oracle_gls_env: dict[str, str] = Field(
+        default_factory=dict, description="variables added for the gate-level run")
+
+    @field_validator("oracle_env", "oracle_gls_env")
+    @classmethod
+    def _known_fields(cls, mapping: dict[str, str]) -> dict[str, str]:
+        return check_env_templates(mapping)
+
+    @model_validator(mode="after")
+    def _conditions_carry_env(self) -> "DesignTasks":
+        """Both condition sets carry the one oracle contract (set here, never in [public]/[hidden])."""
+        contract = OracleEnv(env=self.oracle_env, gls_env=self.oracle_gls_env)
+        for which in ("public", "hidden"):
+            cond: Conditions = getattr(self, which)
+            if cond.oracle_env is not None and cond.oracle_env != contract:
+                raise ValueError(f"{which}.oracle_env: set the oracle contract in [oracle_env], "
+                                 "not per condition set")
+            setattr(self, which, cond.model_copy(update={"oracle_env": contract}))
+        return self
 
     @field_validator("kinds")
     @classmethod

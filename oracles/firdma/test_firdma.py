@@ -5,6 +5,10 @@ Tests (select one with the runner's testcase):
   test_random    seeded random jobs: FIRDMA_SEEDS="1,2,3", FIRDMA_CONDITIONS=<json of Conditions>
   test_cycles    the fixed workload that measures the `cycles` metric (FIRDMA_METRICS=<json out>)
 Build parameters reach the test through FIRDMA_NTAPS and FIRDMA_DATA_W (checked against the DUT).
+FIRDMA_REPORT_DIR: if set, each test that completes writes <test>.json there with `cycles`, the sum
+over its jobs of the cycles the testbench observed from the START write to the end of the job (the
+irq rise, or for a polled job the status read that showed the end): the task harness's workload
+cycle count (closer.tasks.checks).
 """
 
 from __future__ import annotations
@@ -14,10 +18,11 @@ import json
 import logging
 import os
 import random
+from pathlib import Path
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, RisingEdge, with_timeout
+from cocotb.triggers import ClockCycles, RisingEdge, SimTimeoutError, with_timeout
 from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiRam
 
 from firdma_jobs import MEM_SIZE, Conditions, Job, directed_jobs, random_jobs
@@ -29,6 +34,7 @@ REG_SHIFT, REG_BURST, REG_CYCLES, REG_NTAPS, REG_COEF = 0x018, 0x01C, 0x020, 0x0
 ID_VALUE = 0xF1DA0100
 ST_BUSY, ST_DONE, ST_ERROR, ST_ABORTED = 1, 2, 4, 8
 CYCLES_TOLERANCE = 2
+LITE_TIMEOUT_CYCLES = 5000  # an AXI4-Lite access must complete within this
 OKAY, SLVERR = 0, 2
 
 
@@ -106,12 +112,21 @@ class FirdmaEnv:
                 ch.set_pause_generator(gen)
 
     async def rd(self, addr: int) -> tuple[int, int]:
-        resp = await self.lite.read(addr, 4)
+        resp = await self._bounded(self.lite.read(addr, 4), f"read of register {addr:#05x}")
         return int.from_bytes(resp.data, "little"), int(resp.resp)
 
     async def wr(self, addr: int, value: int) -> int:
-        resp = await self.lite.write(addr, (value & 0xFFFFFFFF).to_bytes(4, "little"))
+        resp = await self._bounded(self.lite.write(addr, (value & 0xFFFFFFFF).to_bytes(4, "little")),
+                                   f"write of register {addr:#05x}")
         return int(resp.resp)
+
+    async def _bounded(self, access, what: str):
+        """A register access that never completes (e.g. an empty implementation) fails the test
+        instead of hanging the simulation."""
+        try:
+            return await with_timeout(access, LITE_TIMEOUT_CYCLES * 10, "ns")
+        except SimTimeoutError as exc:
+            raise OracleFailure(f"{what}: no AXI4-Lite response within {LITE_TIMEOUT_CYCLES} cycles") from exc
 
     async def reg(self, addr: int) -> int:
         value, resp = await self.rd(addr)
@@ -182,7 +197,10 @@ async def run_job(env: FirdmaEnv, job: Job, seed: int) -> dict:
             await RisingEdge(dut.clk)
         await env.wr(REG_CTRL, 2 | (4 if job.irq_en else 0))
     status = await env.wait_done(job, _budget(env, job))
+    done_seen_cycle = mon.cycle
     end_cycle = mon.irq_rise_cycle if job.irq_en else None
+    job_start = mon.start_cycle if mon.start_cycle is not None else start_cycle
+    observed_cycles = (end_cycle if end_cycle is not None else done_seen_cycle) - job_start
     await ClockCycles(dut.clk, 20)  # later traffic would be flagged by the monitor
     mon.end_job()
     if mon.errors:
@@ -237,7 +255,19 @@ async def run_job(env: FirdmaEnv, job: Job, seed: int) -> dict:
     check(status2 & 0xF0E == 0, f"{job.name}: STATUS flags not cleared by write-1-to-clear: {status2:#x}")
     await ClockCycles(dut.clk, 2)
     check(int(dut.irq.value) == 0, f"{job.name}: irq still high after clearing the flags")
-    return {"job": job.name, "status": status, "cycles": cycles, "start": start_cycle}
+    return {"job": job.name, "status": status, "cycles": cycles, "start": start_cycle,
+            "observed_cycles": observed_cycles}
+
+
+def write_report(test: str, results: list[dict]) -> None:
+    """FIRDMA_REPORT_DIR/<test>.json: the test's jobs and their observed cycles (see the docstring)."""
+    folder = os.environ.get("FIRDMA_REPORT_DIR")
+    if not folder:
+        return
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    (Path(folder) / f"{test}.json").write_text(json.dumps({
+        "test": test, "jobs": len(results), "cycles": sum(r["observed_cycles"] for r in results),
+        "per_job": {r["job"]: r["observed_cycles"] for r in results}}))
 
 
 async def _busy_writes(env: FirdmaEnv, job: Job) -> None:
@@ -286,8 +316,8 @@ async def test_directed(dut):
     env = FirdmaEnv(dut)
     await env.reset()
     await register_checks(env)
-    for i, job in enumerate(directed_jobs(env.ntaps, env.data_w)):
-        await run_job(env, job, seed=1000 + i)
+    results = [await run_job(env, job, seed=1000 + i) for i, job in enumerate(directed_jobs(env.ntaps, env.data_w))]
+    write_report("test_directed", results)
 
 
 @cocotb.test()
@@ -297,9 +327,11 @@ async def test_random(dut):
     await register_checks(env)
     seeds = [int(s) for s in os.environ.get("FIRDMA_SEEDS", "1").split(",") if s.strip()]
     cond = Conditions.from_dict(json.loads(os.environ.get("FIRDMA_CONDITIONS", "{}")))
+    results = []
     for seed in seeds:
         for job in random_jobs(seed, cond, env.ntaps, env.data_w):
-            await run_job(env, job, seed)
+            results.append(await run_job(env, job, seed))
+    write_report("test_random", results)
 
 
 @cocotb.test()
@@ -313,6 +345,7 @@ async def test_cycles(dut):
               samples=[rng.randint(-32768, 32767) for _ in range(1024)],
               coefs=[rng.randint(-4096, 4095) for _ in range(env.ntaps)], shift=12, burst=16)
     result = await run_job(env, job, seed=4242)
+    write_report("test_cycles", [result])
     out = os.environ.get("FIRDMA_METRICS")
     if out:
         with open(out, "w") as f:

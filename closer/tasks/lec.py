@@ -1,0 +1,226 @@
+"""Logic equivalence of the RTL and the final (synthesized) netlist with Yosys: the `lec` gate's
+`closer__lec__result`.
+
+    run_lec(LecJob(...)) -> LecResult (equivalent | not_equivalent | inconclusive)
+
+Two Yosys runs, both scripts returned as text by `equiv_script`/`bmc_script` (commands as data):
+
+1. Proof. gold = the RTL through Yosys's coarse synthesis (`synth -run :fine`: proc, flatten, opt,
+   and the same FSM re-encoding the flow's synthesis does, so the state registers line up by name),
+   registers unmapped to plain flip-flops and split to bits; gate = the netlist with the cell
+   functions from the Liberty (`read_liberty` without `-lib`; flip-flops from its `ff` groups).
+   `equiv_make` pairs same-named signals, `equiv_simple`/`equiv_induct` (with undef modelling:
+   an X in the RTL is a don't-care) prove them; all proven -> equivalent.
+2. Refutation (only when something stays unproven). A miter of gold and gate, the reset input
+   held active in the first cycle, every register starting at 0, then `sat -seq N` searches N
+   cycles of free inputs for an output difference. Found -> not_equivalent (with the cycle);
+   not found or timed out -> inconclusive (a difference later than N cycles, or unreachable
+   state that induction could not rule out).
+
+A netlist whose ports do not match the RTL's (`equiv_make` cannot pair them) is not_equivalent.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from closer import metrics as mk
+from closer.errors import InputError
+from closer.procs import Command, run
+from closer.toolchain import search_path
+
+EQUIVALENT, NOT_EQUIVALENT, INCONCLUSIVE = mk.LEC_CHOICES
+ACTIVE_HIGH_RESETS = ("reset", "rst", "areset", "arst")
+ACTIVE_LOW_RESETS = ("reset_n", "resetn", "rst_n", "rstn", "areset_n", "arst_n", "aresetn")
+
+
+@dataclass(frozen=True)
+class ResetPort:
+    name: str
+    active_high: bool = True
+
+
+@dataclass
+class LecJob:
+    rtl: list[Path]
+    top: str
+    netlist: Path
+    liberty: Path
+    work: Path
+    parameters: dict[str, object] = field(default_factory=dict)
+    reset: ResetPort | None = None
+    bmc_cycles: int = 16
+    timeout_s: float = 300.0
+
+
+@dataclass
+class LecResult:
+    result: str
+    reason: str
+    proven: int = 0
+    unproven: int = 0
+    counterexample_cycle: int | None = None
+    logs: list[Path] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    def metrics(self) -> dict[str, object]:
+        return {mk.LEC_RESULT: self.result, "closer__lec__proven": self.proven,
+                "closer__lec__unproven": self.unproven, "closer__lec__reason": self.reason}
+
+
+def _quote(path: Path) -> str:
+    text = str(path)
+    if any(c in text for c in ' "\\'):
+        raise InputError(f"{text}: Yosys scripts here do not quote paths with spaces, quotes or backslashes")
+    return text
+
+
+def _gold_lines(job: LecJob) -> list[str]:
+    chparam = "".join(f" -chparam {k} {v}" for k, v in job.parameters.items())
+    return [*(f"read_verilog -sv {_quote(p)}" for p in job.rtl),
+            f"hierarchy -top {job.top}{chparam}",
+            f"synth -flatten -top {job.top} -run :fine",
+            "dffunmap", "splitnets", "opt_clean",
+            f"rename {job.top} gold", "design -stash gold"]
+
+
+def _gate_lines(job: LecJob) -> list[str]:
+    return [f"read_liberty -ignore_miss_func {_quote(job.liberty)}",
+            f"read_verilog {_quote(job.netlist)}",
+            f"hierarchy -top {job.top}", "flatten", "opt_clean",
+            f"rename {job.top} gate", "design -stash gate",
+            "design -copy-from gold -as gold gold", "design -copy-from gate -as gate gate"]
+
+
+def equiv_script(job: LecJob) -> str:
+    return "\n".join([*_gold_lines(job), *_gate_lines(job),
+                      "equiv_make gold gate equiv", "hierarchy -top equiv", "async2sync",
+                      "equiv_simple -undef -seq 2", "equiv_induct -undef -seq 2", "equiv_status"]) + "\n"
+
+
+def bmc_script(job: LecJob) -> str:
+    reset = ""
+    if job.reset is not None:
+        reset = f" -set-at 1 in_{job.reset.name} {1 if job.reset.active_high else 0}"
+    return "\n".join([*_gold_lines(job), *_gate_lines(job),
+                      "miter -equiv -flatten -make_outputs -ignore_gold_x gold gate miter",
+                      "hierarchy -top miter",
+                      f"sat -seq {job.bmc_cycles} -timeout {int(job.timeout_s)}{reset} -set-init-zero "
+                      "-prove trigger 0 -show-ports miter"]) + "\n"
+
+
+_STATUS = re.compile(r"Of those cells (\d+) are proven and (\d+) are unproven")
+_NO_EQUIV = re.compile(r"Found 0 \$equiv cells")
+_PORT_MISMATCH = re.compile(r"ERROR: Can't match (?:gold|gate) port `([^']+)'")
+_SAT_FAIL = "SAT proof finished - model found: FAIL!"
+_SAT_OK = "SAT proof finished - no model found: SUCCESS!"
+_SAT_TIMEOUT = re.compile(r"timed out|Timeout|TIMEOUT")
+_FAIL_STEP = re.compile(r"^\s*(\d+)\s+\\trigger\s+1\s", re.M)  # `  <step> \trigger <dec> ...` rows
+
+
+@dataclass(frozen=True)
+class EquivStatus:
+    proven: int
+    unproven: int
+    port_mismatch: str | None = None
+
+
+def parse_equiv_log(text: str) -> EquivStatus | None:
+    """Counts from `equiv_status` (None when the log has none and no port mismatch)."""
+    if m := _PORT_MISMATCH.search(text):
+        return EquivStatus(0, 0, m.group(1))
+    if m := _STATUS.search(text):
+        return EquivStatus(int(m.group(1)), int(m.group(2)))
+    if _NO_EQUIV.search(text):
+        return EquivStatus(0, 0)
+    return None
+
+
+def parse_bmc_log(text: str) -> tuple[str, int | None]:
+    """("fail", first failing cycle or None) | ("pass", None) | ("timeout", None) | ("unknown", None)."""
+    if _SAT_FAIL in text:
+        steps = [int(s) for s in _FAIL_STEP.findall(text)]
+        return "fail", min(steps) if steps else None
+    if _SAT_OK in text:
+        return "pass", None
+    if _SAT_TIMEOUT.search(text):
+        return "timeout", None
+    return "unknown", None
+
+
+def netlist_inputs(netlist: Path) -> list[str]:
+    """The input port names of a Yosys-written netlist (`input [a:b] name;` declarations)."""
+    return re.findall(r"^\s*input\s+(?:\[[^\]]*\]\s*)?\\?(\w+)\s*;", netlist.read_text(errors="replace"), re.M)
+
+
+def find_reset(inputs: list[str]) -> ResetPort | None:
+    """The reset input by the conventional names (reset/rst active high, *_n/*n active low)."""
+    lowered = {name.lower(): name for name in inputs}
+    for candidate in ACTIVE_HIGH_RESETS:
+        if candidate in lowered:
+            return ResetPort(lowered[candidate], True)
+    for candidate in ACTIVE_LOW_RESETS:
+        if candidate in lowered:
+            return ResetPort(lowered[candidate], False)
+    return None
+
+
+def run_lec(job: LecJob) -> LecResult:
+    start = time.monotonic()
+    for path in [*job.rtl, job.netlist, job.liberty]:
+        if not path.is_file():
+            raise InputError(f"LEC input {path} does not exist")
+    job.work.mkdir(parents=True, exist_ok=True)
+    result = _prove(job)
+    if result.result == INCONCLUSIVE and result.unproven:
+        result = _refute(job, result)
+    result.wall_s = round(time.monotonic() - start, 3)
+    return result
+
+
+def _yosys(job: LecJob, name: str, script: str):
+    ys = job.work / f"{name}.ys"
+    ys.write_text(script)
+    return run(Command(["yosys", "-s", str(ys)], cwd=job.work, env={"PATH": search_path()},
+                       timeout_s=job.timeout_s + 60), job.work / f"{name}.log", check=False)
+
+
+def _prove(job: LecJob) -> LecResult:
+    done = _yosys(job, "lec_equiv", equiv_script(job))
+    text = done.log.read_text(errors="replace")
+    status = parse_equiv_log(text)
+    if status is not None and status.port_mismatch:
+        return LecResult(NOT_EQUIVALENT, f"the netlist's ports differ from the RTL's (equiv_make: "
+                         f"no match for port {status.port_mismatch}); log {done.log}", logs=[done.log])
+    if done.returncode != 0 or status is None:
+        return LecResult(INCONCLUSIVE, f"Yosys equivalence run failed (exit {done.returncode}); log {done.log}",
+                         logs=[done.log])
+    if status.proven + status.unproven == 0:
+        return LecResult(INCONCLUSIVE, f"equiv_make paired no signals; log {done.log}", logs=[done.log])
+    if status.unproven == 0:
+        return LecResult(EQUIVALENT, f"all {status.proven} paired signals proven (equiv_induct); log {done.log}",
+                         status.proven, 0, logs=[done.log])
+    return LecResult(INCONCLUSIVE, f"{status.unproven} of {status.proven + status.unproven} paired signals "
+                     f"unproven; log {done.log}", status.proven, status.unproven, logs=[done.log])
+
+
+def _refute(job: LecJob, proof: LecResult) -> LecResult:
+    done = _yosys(job, "lec_bmc", bmc_script(job))
+    outcome, cycle = parse_bmc_log(done.log.read_text(errors="replace"))
+    proof.logs.append(done.log)
+    reset = f"{job.reset.name} active in cycle 1" if job.reset else "no reset input found"
+    if outcome == "fail":
+        proof.result = NOT_EQUIVALENT
+        proof.counterexample_cycle = cycle
+        proof.reason = (f"{proof.unproven} paired signals unproven and the outputs differ "
+                        f"{'in cycle ' + str(cycle) if cycle else 'within ' + str(job.bmc_cycles) + ' cycles'} "
+                        f"after reset ({reset}, registers start at 0); log {done.log}")
+    elif outcome == "pass":
+        proof.reason += (f"; no output difference in {job.bmc_cycles} cycles after reset ({reset}), "
+                         f"log {done.log}")
+    else:
+        proof.reason += f"; bounded search {outcome} (exit {done.returncode}), log {done.log}"
+    return proof

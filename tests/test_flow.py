@@ -349,3 +349,19 @@ def test_synthesized_netlist_passes_gate_level_simulation(gcd_run, repo, pdk_pat
     bad = _gls(text.replace("sky130_fd_sc_hd__nor2_1 ", "sky130_fd_sc_hd__nand2_1 "),
                tmp_path / "bad", repo, pdk_paths)
     assert bad.build_ok and bad.failed > 0
+
+
+def test_other_platform_files_rerun_every_node(gcd_run, tmp_path: Path):
+    """Two-way with the reuse test above: node directories stamped with another platform revision
+    (a changed dont-use list: SiliconCompiler does not key reuse on it) are rebuilt, not reused."""
+    from closer.flow.runner import platform_revision
+
+    out, _ = gcd_run
+    copy = tmp_path / "run"
+    shutil.copytree(out, copy)
+    paths = FlowPaths(copy, "gcd")
+    assert paths.platform_stamp.read_text().strip() == platform_revision()
+    paths.platform_stamp.write_text("0123456789abcdef\n")
+    rerun = run_flow("gcd", to="synth", out=copy)
+    assert not any(s.reused for s in rerun.steps)
+    assert paths.platform_stamp.read_text().strip() == platform_revision()

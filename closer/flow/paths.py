@@ -22,6 +22,7 @@ class FlowPaths:
           flow.json                   the run record: steps, wall time, peak memory, reuse
           sc.log                      SiliconCompiler's own log of the last run
           .lock                       held (flock) while a run uses this directory
+          .platform                   hash of the platform files the nodes were built with
     """
 
     root: Path
@@ -64,6 +65,10 @@ class FlowPaths:
     @property
     def record(self) -> Path:
         return self.root / "flow.json"
+
+    @property
+    def platform_stamp(self) -> Path:
+        return self.root / ".platform"
 
 
 def default_run_dir(design: str, config: str) -> Path:

@@ -7,8 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from closer.physical.floorplan import (IO_PIN_LEN, IO_PIN_W, RAIL_W, ROW_H, SITE_W, STRAP_GAP,
-                                       STRAP_W, Layout)
+from closer.physical.floorplan import IO_PIN_LEN, IO_PIN_W, RAIL_W, SITE_W, STRAP_GAP, STRAP_W, Layout
 from closer.physical.lef import Tech
 from closer.physical.netlist import Netlist
 

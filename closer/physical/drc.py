@@ -41,8 +41,6 @@ def _regions(layout, top):
 
 def _check(rule: Rule, regions, dbu: float):
     """Violations of one rule as a list of KLayout objects (EdgePair or Polygon)."""
-    import klayout.db as kdb
-
     d = round(rule.value / dbu)
     layer = regions[rule.layer]
     if rule.kind == "width":

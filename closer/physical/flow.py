@@ -223,13 +223,22 @@ class Gds(Step):
         return {}
 
 
+def drc_metrics(d: drc.DrcResult) -> dict[str, Any]:
+    return {"detailedroute__route__drc_errors": d.total, "closer__signoff__drc__errors": d.total,
+            **{f"closer__signoff__drc__{k}": n for k, n in d.counts.items()}}
+
+
+def lvs_metrics(v: lvs.LvsResult) -> dict[str, Any]:
+    return {"closer__signoff__lvs__clean": v.ok, "closer__signoff__lvs__opens": len(v.opens),
+            "closer__signoff__lvs__shorts": len(v.shorts)}
+
+
 class Drc(Step):
     id = "Drc"
 
     def run(self, ctx):
-        ctx.drc_result = d = drc.run_drc(ctx.paths.gds, ctx.paths.drc_dir)
-        return {"detailedroute__route__drc_errors": d.total, "closer__signoff__drc__errors": d.total,
-                **{f"closer__signoff__drc__{k}": v for k, v in d.counts.items()}}
+        ctx.drc_result = drc.run_drc(ctx.paths.gds, ctx.paths.drc_dir)
+        return drc_metrics(ctx.drc_result)
 
 
 class Lvs(Step):
@@ -237,9 +246,8 @@ class Lvs(Step):
     inputs = ("netlist", "layout")
 
     def run(self, ctx):
-        ctx.lvs_result = r = lvs.run_lvs(ctx.paths.gds, ctx.layout, ctx.netlist, ctx.macros, ctx.paths.lvs_dir)
-        return {"closer__signoff__lvs__clean": r.ok, "closer__signoff__lvs__opens": len(r.opens),
-                "closer__signoff__lvs__shorts": len(r.shorts), "closer__signoff__lvs__nets": r.nets_checked}
+        ctx.lvs_result = lvs.run_lvs(ctx.paths.gds, ctx.layout, ctx.netlist, ctx.macros, ctx.paths.lvs_dir)
+        return {**lvs_metrics(ctx.lvs_result), "closer__signoff__lvs__nets": ctx.lvs_result.nets_checked}
 
 
 class Repair(Step):
@@ -287,16 +295,12 @@ class Repair(Step):
             ctx.route_result.routed_def, ctx.route_result.rc_file = best.routed_def, best.rc_file
             ctx.route_result.failed, ctx.route_result.failed_nets = best.failed, len(best.failed)
             ctx.drc_result, ctx.lvs_result = best.drc, best.lvs
-        d, v = ctx.drc_result, ctx.lvs_result
         return {"closer__repair__rounds": sum(1 for e in log.rounds if e.get("result") in ("kept", "discarded")),
                 "closer__repair__out_of_time": any(e.get("result") == "out of time" for e in log.rounds),
                 "closer__repair__kept": sum(1 for e in log.rounds if e.get("result") == "kept"),
                 "closer__route__unrouted_nets": ctx.route_result.failed_nets,
                 "closer__route__failed_net_names": ctx.route_result.failed[:50],
-                "detailedroute__route__drc_errors": d.total, "closer__signoff__drc__errors": d.total,
-                **{f"closer__signoff__drc__{k}": n for k, n in d.counts.items()},
-                "closer__signoff__lvs__clean": v.ok, "closer__signoff__lvs__opens": len(v.opens),
-                "closer__signoff__lvs__shorts": len(v.shorts)}
+                **drc_metrics(ctx.drc_result), **lvs_metrics(ctx.lvs_result)}
 
 
 class Cleanup(Step):
@@ -310,16 +314,12 @@ class Cleanup(Step):
     def run(self, ctx):
         notches = cleanup.fill_notches(ctx.paths.gds) if ctx.drc_result.total else {}
         islands = cleanup.fill_min_area(ctx.paths.gds) if ctx.drc_result.total else {}
-        fills = {**notches, **{f"{k}_area": v for k, v in islands.items()}}
         out = {"closer__cleanup__notch_fills": sum(notches.values()),
                "closer__cleanup__area_fills": sum(islands.values())}
-        if fills:
-            ctx.drc_result = d = drc.run_drc(ctx.paths.gds, ctx.paths.drc_dir)
-            ctx.lvs_result = v = lvs.run_lvs(ctx.paths.gds, ctx.layout, ctx.netlist, ctx.macros, ctx.paths.lvs_dir)
-            out.update({"detailedroute__route__drc_errors": d.total, "closer__signoff__drc__errors": d.total,
-                        **{f"closer__signoff__drc__{k}": n for k, n in d.counts.items()},
-                        "closer__signoff__lvs__clean": v.ok, "closer__signoff__lvs__opens": len(v.opens),
-                        "closer__signoff__lvs__shorts": len(v.shorts)})
+        if notches or islands:
+            ctx.drc_result = drc.run_drc(ctx.paths.gds, ctx.paths.drc_dir)
+            ctx.lvs_result = lvs.run_lvs(ctx.paths.gds, ctx.layout, ctx.netlist, ctx.macros, ctx.paths.lvs_dir)
+            out.update({**drc_metrics(ctx.drc_result), **lvs_metrics(ctx.lvs_result)})
         return out
 
 

@@ -24,25 +24,38 @@ LABEL_LAYERS: dict[str, tuple[int, int]] = {
 }
 
 
-def def_to_gds(def_path: Path, tech_lef: Path, cell_lef: Path, cell_gds: Path, out_gds: Path) -> Path:
+def read_def(def_path: Path, tech_lef: Path, cell_lef: Path, cell_gds: Path | None = None,
+             net_names: bool = False):
+    """A DEF read by KLayout's LEF/DEF reader with Closer's layer map. With `cell_gds` the
+    standard cells come from it (never their LEF geometry); without, they stay empty. With
+    `net_names` each wire carries its net's name as the shape property "net"."""
     import klayout.db as kdb
 
     opts = kdb.LoadLayoutOptions()
     cfg = opts.lefdef_config
     cfg.map_file = str(MAP_FILE)
     cfg.read_lef_with_def = False
-    cfg.macro_resolution_mode = 2  # standard cells from the GDS given below, never LEF geometry
+    cfg.macro_resolution_mode = 2
     cfg.dbu = 0.001
+    if net_names:
+        cfg.produce_net_names = True
+        cfg.net_property_name = "net"
     with tempfile.TemporaryDirectory() as tmp:
         tech_link = Path(tmp) / "tech.lef"  # KLayout picks the reader by extension (.tlef unknown)
         tech_link.symlink_to(tech_lef)
         cfg.lef_files = [str(tech_link), str(cell_lef)]
-        cfg.macro_layout_files = [str(cell_gds)]
+        if cell_gds is not None:
+            cfg.macro_layout_files = [str(cell_gds)]
         layout = kdb.Layout()
         try:
             layout.read(str(def_path), opts)
         except RuntimeError as exc:
             raise ToolError(f"KLayout could not read {def_path}: {exc}") from exc
+    return layout
+
+
+def def_to_gds(def_path: Path, tech_lef: Path, cell_lef: Path, cell_gds: Path, out_gds: Path) -> Path:
+    layout = read_def(def_path, tech_lef, cell_lef, cell_gds)
     tops = layout.top_cells()
     if len(tops) != 1:
         raise ToolError(f"{def_path}: expected one top cell in the GDS, got {[c.name for c in tops]}")

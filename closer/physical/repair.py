@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,26 +80,10 @@ def marker_windows(result: drc.DrcResult) -> list[Window]:
 
 
 def _def_layout(final_def: Path, tech_lef: Path, cell_lef: Path):
-    """The routed DEF read by KLayout with each wire's net name as a shape property."""
-    import klayout.db as kdb
+    """The routed DEF with each wire's net name as a shape property (cells left empty)."""
+    from closer.physical.gds import read_def
 
-    from closer.physical.gds import MAP_FILE
-
-    opts = kdb.LoadLayoutOptions()
-    cfg = opts.lefdef_config
-    cfg.map_file = str(MAP_FILE)
-    cfg.read_lef_with_def = False
-    cfg.dbu = 0.001
-    cfg.produce_net_names = True
-    cfg.net_property_name = "net"
-    cfg.macro_resolution_mode = 2  # cells stay empty: only the routing is looked at
-    with tempfile.TemporaryDirectory() as tmp:
-        tech_link = Path(tmp) / "tech.lef"
-        tech_link.symlink_to(tech_lef)
-        cfg.lef_files = [str(tech_link), str(cell_lef)]
-        layout = kdb.Layout()
-        layout.read(str(final_def), opts)
-    return layout
+    return read_def(final_def, tech_lef, cell_lef, net_names=True)
 
 
 def nets_at(final_def: Path, tech_lef: Path, cell_lef: Path,

@@ -115,6 +115,7 @@ def test_counter_routes_and_passes_lvs(counter_run):
     assert m["detailedroute__route__wirelength"] > 0
     assert m["finish__design__instance__utilization"] < 0.5
     assert m["finish__timing__setup__ws"] is not None and m["finish__power__total"] > 0
+    assert m["closer__timing__spef_warnings"] == 0  # count[0..7] are escaped scalar ports here
     meta = json.loads(result.metadata.read_text())
     assert meta["metrics"]["detailedroute__route__drc_errors"] == m["detailedroute__route__drc_errors"]
     assert "qrouter 1.4.88" in meta["provenance"]["physical"]["tools"]["router"]
@@ -187,6 +188,21 @@ def test_parse_rc_tree(tmp_path):
     assert net.driver == "u1/X"
     assert sorted(p for p, _ in net.loads) == ["u2/B", "u3/A"]
     assert len(net.resistors) == 3 and abs(net.total_cap_pf - 0.0008) < 1e-12
+
+
+def test_spef_escapes_scalar_ports_named_with_brackets(tmp_path):
+    """A bit of a bus port keeps its brackets (SPEF's bus delimiter); a scalar port whose name
+    has brackets (Yosys `splitnets -ports`: `\\count[0] `) is escaped, or OpenSTA does not find it."""
+    from closer.physical.parasitics import write_spef
+
+    rc = tmp_path / "x.rc"
+    rc.write_text("q_0_ 1 u1/X 1 ( 4.0 0.0002 PIN/q_0_ )\nd_1_ 1 PIN/d_1_ 1 ( 4.0 0.0002 u1/A )\n")
+    original = {"q_0_": "q[0]", "d_1_": "d[1]"}
+    ports = {"q_0_": "output", "d_1_": "input"}
+    scalar = write_spef(parse_rc(rc), "top", original, tmp_path / "a.spef", ports).read_text()
+    assert "*D_NET q\\[0\\]" in scalar and "*D_NET d\\[1\\]" in scalar and "*P d\\[1\\] I" in scalar
+    bus = write_spef(parse_rc(rc), "top", original, tmp_path / "b.spef", ports, {"q_0_", "d_1_"}).read_text()
+    assert "*D_NET q[0]" in bus and "*P d[1] I" in bus
 
 
 def test_metadata_matches_schema(counter_run):

@@ -276,6 +276,9 @@ class Repair(Step):
             final_def = route.finalize_def(routed_def, ctx.layout, ctx.netlist, ctx.macros, ctx.access,
                                            rdir / "final.def", cfg.pin_access, failed)
             gds_path = gds.def_to_gds(final_def, ctx.pdk.tech_lef, ctx.pdk.cell_lef, ctx.pdk.gds, rdir / f"{ctx.top}.gds")
+            if cfg.repair.fill:
+                cleanup.fill_notches(gds_path)
+                cleanup.fill_min_area(gds_path)
             d = drc.run_drc(gds_path, rdir / "drc")
             v = lvs.run_lvs(gds_path, ctx.layout, ctx.netlist, ctx.macros, rdir / "lvs")
             return repair.Candidate(routed_def, rc, failed, final_def, gds_path, d, v, shorts_located(final_def, v))
@@ -283,10 +286,13 @@ class Repair(Step):
         def find_nets(cand, windows, grow):
             return repair.nets_at(cand.final_def, ctx.pdk.tech_lef, ctx.paths.router_lef, windows, grow)
 
+        if cfg.repair.fill and first.problems:
+            (work / "round0").mkdir(parents=True, exist_ok=True)
+            first = signoff(r.routed_def, r.rc_file, list(r.failed), work / "round0")
         best, log = repair.repair(first, reroute, signoff, find_nets, work, cfg.repair)
         work.mkdir(parents=True, exist_ok=True)
         (work / "repair.json").write_text(json.dumps(log.rounds, indent=1))
-        if best is not first:
+        if best.final_def != ctx.paths.final_def:
             shutil.copyfile(best.final_def, ctx.paths.final_def)
             shutil.copyfile(best.gds, ctx.paths.gds)
             for sub in ("drc", "lvs"):
@@ -330,7 +336,8 @@ class Sta(Step):
     def run(self, ctx):
         ctx.paths.sta_dir.mkdir(parents=True, exist_ok=True)
         rc = parasitics.parse_rc(ctx.route_result.rc_file)
-        spef = parasitics.write_spef(rc, ctx.top, ctx.netlist.original, ctx.paths.spef, ctx.netlist.ports)
+        spef = parasitics.write_spef(rc, ctx.top, ctx.netlist.original, ctx.paths.spef, ctx.netlist.ports,
+                                      ctx.netlist.bus_bits)
         out: dict[str, Any] = {}
         spef_warnings = 0
         for corner in ctx.config.corners:

@@ -33,6 +33,7 @@ class Netlist:
     ports: dict[str, str]  # safe port/net name -> direction ("input"/"output"/"inout")
     nets: dict[str, list[tuple[str, str]]]  # net -> [(instance or "PIN", pin)]
     original: dict[str, str] = field(default_factory=dict)  # safe name -> netlist name
+    bus_bits: set[str] = field(default_factory=set)  # ports that are one bit of a multi-bit port
 
     def masters(self) -> set[str]:
         return {inst.master for inst in self.instances.values()}
@@ -75,6 +76,7 @@ def read_netlist(json_path: Path, top: str) -> Netlist:
     namer = _Namer()
     bit_name: dict[int, str] = {}
     ports: dict[str, str] = {}
+    bus_bits: set[str] = set()
     for pname, port in module["ports"].items():
         bits = port["bits"]
         for i, bit in enumerate(bits):
@@ -87,6 +89,8 @@ def read_netlist(json_path: Path, top: str) -> Netlist:
                                  "buffer port-to-port assigns (yosys insbuf)")
             bit_name[bit] = namer.safe(label, "net")
             ports[bit_name[bit]] = port["direction"]
+            if len(bits) > 1:
+                bus_bits.add(bit_name[bit])
     for nname, info in sorted(module.get("netnames", {}).items(), key=lambda kv: kv[1].get("hide_name", 0)):
         bits = info["bits"]
         for i, bit in enumerate(bits):
@@ -111,7 +115,7 @@ def read_netlist(json_path: Path, top: str) -> Netlist:
             pins[pin] = net
             nets.setdefault(net, []).append((iname, pin))
         instances[iname] = Instance(iname, cell["type"], pins)
-    return Netlist(top, instances, ports, nets, namer.original)
+    return Netlist(top, instances, ports, nets, namer.original, bus_bits)
 
 
 GATE_SYNTH_SCRIPT = """read_liberty -lib {lib}

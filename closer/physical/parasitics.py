@@ -86,17 +86,19 @@ def _spef_name(name: str, port_bit: bool = False) -> str:
 
 
 def write_spef(nets: dict[str, RcNet], top: str, original: dict[str, str], path: Path,
-               port_dirs: dict[str, str]) -> Path:
-    """SPEF with the netlist's own names (`original` maps the DEF-safe names back)."""
+               port_dirs: dict[str, str], bus_bits: set[str] = frozenset()) -> Path:
+    """SPEF with the netlist's own names (`original` maps the DEF-safe names back). `bus_bits`:
+    the ports that are bits of a multi-bit port (their brackets are SPEF's bus delimiter); a
+    scalar port named with brackets (Yosys `splitnets -ports` writes `\\acc[0] `) is escaped."""
     def orig(n: str) -> str:
         return original.get(n, n)
 
-    port_bits = {orig(p) for p in port_dirs}
+    port_bits = {orig(p) for p in bus_bits}
 
     def pin_ref(p: str) -> tuple[str, str]:
         inst, pin = p.split("/", 1)
         if inst == "PIN":
-            return _spef_name(orig(pin), port_bit=True), ("I" if port_dirs.get(pin) == "input" else "O")
+            return _spef_name(orig(pin), port_bit=pin in bus_bits), ("I" if port_dirs.get(pin) == "input" else "O")
         return f"{_spef_name(orig(inst))}:{pin}", ""
 
     out = ['*SPEF "IEEE 1481-1998"', f'*DESIGN "{top}"', '*DATE "closer"', '*VENDOR "closer"',

@@ -42,6 +42,8 @@ class RepairConfig:
     item_rounds: int = 24     # then rounds on one problem at a time
     max_wall_s: float = 480.0  # no new round starts after this much repair time
     obstruct: bool = True     # False: never add obstructions (the strategies' net windows only)
+    fill: bool = True         # every candidate gets the same-net fills (closer.physical.cleanup)
+                              # before DRC, so rounds are spent only on what a fill cannot fix
 
 
 @dataclass

@@ -239,5 +239,22 @@ def test_best_pass_is_written_during_the_run(tmp_path: Path, pdk_paths):
     assert m["closer__route__unrouted_nets"] == min(passes) > 0
     assert len(m["closer__route__failed_net_names"]) == min(passes)
     assert not list((tmp_path / "phys" / "route").glob("qrouter_capped*.log"))  # no replay
+    assert m["closer__route__time_limited"] is False and len(passes) > 1
     if min(passes) < passes[-1]:
         assert (tmp_path / "phys" / "route" / "best" / "best.def").is_file()
+
+
+def test_pass_budget_stops_the_rip_up_schedule(tmp_path: Path, pdk_paths):
+    """Two-way with the test above: with no time left after stage 1 no rip-up pass starts, the
+    run still ends normally (qrouter writes its DEF) and says it was time-limited."""
+    from closer.physical import PhysicalConfig, run_physical
+    from closer.physical.netlist import synthesize
+    from closer.physical.route import RouteConfig
+
+    netlist = synthesize([pdk_paths.root / "smoke" / "counter.v"], "counter", pdk_paths.liberty("tt_025C_1v80"),
+                         tmp_path / "counter.v", tmp_path / "synth.log")
+    cfg = PhysicalConfig(clock_port="clk", clock_period_ns=5.0, corners=("tt_025C_1v80",),
+                         route=RouteConfig(layers=2, max_passes=4, save_best_min_nets=1, pass_budget_s=0))
+    m = run_physical(netlist, "counter", None, tmp_path / "phys", cfg, stop_after="Route").metrics
+    assert len(m["closer__route__passes"]) == 1 and m["closer__route__time_limited"] is True
+    assert m["closer__route__unrouted_nets"] == m["closer__route__passes"][0] > 0

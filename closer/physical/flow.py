@@ -211,7 +211,8 @@ class Route(Step):
         wl = sum(n.wire_length_dbu for n in nets.values()) / 1000
         return {"closer__route__unrouted_nets": r.failed_nets, "closer__route__passes": r.passes,
                 "closer__route__failed_net_names": r.failed[:50],
-                "closer__route__capped_at_pass": r.capped_at, "detailedroute__route__wirelength": round(wl, 1),
+                "closer__route__capped_at_pass": r.capped_at, "closer__route__time_limited": r.time_limited,
+                "detailedroute__route__wirelength": round(wl, 1),
                 "closer__route__wall_s": round(r.wall_s, 2), "closer__route__peak_rss_mb": round(r.peak_rss_mb, 1)}
 
 

@@ -13,7 +13,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from closer.errors import ToolError, ToolMissing
+from closer.errors import ToolError, ToolMissing, ToolTimeout
 from closer.paths import repo_paths
 from closer.physical.floorplan import DBU, Layout
 from closer.physical.lef import Macro
@@ -38,7 +38,11 @@ class RouteConfig:
     max_passes: int = len(SCHEDULE)      # stage2 passes in the first run
     patience: int = 4                    # stop after this many passes without a new best
     priority_min_pins: int = 0           # >0: nets with that many pins routed first (gcd: 3 -> 20 unrouted, off)
-    timeout_s: float = 1800.0
+    pass_budget_s: float = 1200.0        # no rip-up pass starts after this much routing time (the
+                                         # best pass so far is taken); mac16x2 (3.5k cells) needed
+                                         # 11 passes and ~20 min on 2 shared cores
+    timeout_s: float = 1800.0            # hard limit: qrouter is killed (the saved best pass, if
+                                         # any, is still taken)
 
 
 @dataclass
@@ -51,6 +55,7 @@ class RouteResult:
     capped_at: int | None = None
     wall_s: float = 0.0
     peak_rss_mb: float = 0.0
+    time_limited: bool = False  # the pass budget or the hard limit ended the rip-up schedule
 
 
 def qrouter_binary() -> Path:
@@ -93,6 +98,7 @@ def _script(tech_lef: Path, cell_lef: Path, in_def: Path, out_def: Path, rc: Pat
         *([f"priority {' '.join(priority)}"] if priority else []),
         *([f"proc closer_save {{}} {{ write_def {{{save_best / 'best.def'}}}; write_delays {{{save_best / 'best.rc'}}}; "
            f"set f [open {{{save_best / 'best_failed.txt'}}} w]; puts $f [failing]; close $f }}"] if save_best else []),
+        "set t0 [clock seconds]",
         "set r [stage1]",
         'puts "CLOSER_PASS 0 $r"',
         "set pass 0",
@@ -101,6 +107,7 @@ def _script(tech_lef: Path, cell_lef: Path, in_def: Path, out_def: Path, rc: Pat
         *(["if {$r > 0} closer_save"] if save_best else []),
         f"foreach m {{{masks}}} e {{{efforts}}} {{",
         f"  if {{$r == 0 || $pass >= {max_pass} || $since >= {cfg.patience}}} break",
+        f"  if {{[clock seconds] - $t0 >= {cfg.pass_budget_s:.0f}}} {{ puts CLOSER_TIME_LIMIT; break }}",
         "  incr pass",
         "  set r [stage2 mask $m effort $e]",
         '  puts "CLOSER_PASS $pass $r"',
@@ -128,9 +135,13 @@ def failed_nets(log: Path) -> list[str]:
     return text.rsplit("List of failed nets follows:", 1)[1].split("-----", 1)[0].split()
 
 
+def _passes(log_text: str) -> list[int]:
+    return [int(v) for v in re.findall(r"^CLOSER_PASS \d+ (\d+)", log_text, re.M)]
+
+
 def _parse(log: Path) -> tuple[list[int], int]:
     text = log.read_text(errors="replace")
-    passes = [int(v) for v in re.findall(r"^CLOSER_PASS \d+ (\d+)", text, re.M)]
+    passes = _passes(text)
     final = re.findall(r"^CLOSER_FINAL (\d+)", text, re.M)
     if not final:
         raise ToolError(f"qrouter did not finish its schedule; log: {log}")
@@ -161,13 +172,22 @@ def route(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: 
         passes, final = _parse(done.log)
         return done, passes, final
 
-    done, passes, final = attempt(cfg.max_passes, "full")
-    wall, rss, capped, last = done.wall_s, done.peak_rss_mb, None, done
-    if best_dir is not None and final > 0 and passes and min(passes) < final and (best_dir / "best.def").is_file():
+    def saved_best(passes: list[int], wall: float, rss: float, limited: bool) -> RouteResult:
         shutil.copyfile(best_dir / "best.def", out_def)
         shutil.copyfile(best_dir / "best.rc", rc)
         failed = list(dict.fromkeys((best_dir / "best_failed.txt").read_text().split()))  # listed once each
-        return RouteResult(out_def, rc, len(failed), passes, failed, passes.index(min(passes)), wall, rss)
+        return RouteResult(out_def, rc, len(failed), passes, failed, passes.index(min(passes)), wall, rss, limited)
+
+    try:
+        done, passes, final = attempt(cfg.max_passes, "full")
+    except ToolTimeout:
+        if best_dir is None or not (best_dir / "best.def").is_file():
+            raise
+        return saved_best(_passes((work / "qrouter_full.log").read_text(errors="replace")), cfg.timeout_s, 0.0, True)
+    limited = "\nCLOSER_TIME_LIMIT" in done.log.read_text(errors="replace")
+    wall, rss, capped, last = done.wall_s, done.peak_rss_mb, None, done
+    if best_dir is not None and final > 0 and passes and min(passes) < final and (best_dir / "best.def").is_file():
+        return saved_best(passes, wall, rss, limited)
     if cfg.cap_at_best_pass and final > 0 and passes and min(passes) < final:
         best = passes.index(min(passes))
         done2, passes2, final2 = attempt(best, f"capped{best}")
@@ -177,7 +197,7 @@ def route(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: 
     if not out_def.is_file():
         raise ToolError(f"qrouter wrote no DEF; log: {done.log}")
     failed = failed_nets(last.log) if final else []
-    return RouteResult(out_def, rc, final, passes, failed, capped, wall, rss)
+    return RouteResult(out_def, rc, final, passes, failed, capped, wall, rss, limited)
 
 
 def finalize_def(routed_def: Path, layout: Layout, netlist: Netlist, macros: dict[str, Macro],

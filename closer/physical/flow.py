@@ -17,7 +17,7 @@ import resource
 import shutil
 import time
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -269,9 +269,15 @@ class Repair(Step):
         work = ctx.paths.route_dir / "repair"
         cfg = ctx.config
 
+        repair_end = time.monotonic() + cfg.repair.max_wall_s
+
         def reroute(base, nets, before, rdir):
+            # a round's rip-up passes stop at the end of the repair's budget (measured on
+            # mac16x2: one batch round of ~500 nets ran qrouter's schedule for 10+ minutes)
+            left = max(0.0, repair_end - time.monotonic())
+            rcfg = replace(cfg.route, pass_budget_s=min(cfg.route.pass_budget_s, left))
             return route.reroute(ctx.pdk.tech_lef, ctx.paths.router_lef, base.routed_def, base.rc_file,
-                                 ctx.layout, rdir, cfg.route, nets, before)
+                                 ctx.layout, rdir, rcfg, nets, before)
 
         def signoff(routed_def, rc, failed, rdir):
             final_def = route.finalize_def(routed_def, ctx.layout, ctx.netlist, ctx.macros, ctx.access,

@@ -36,10 +36,7 @@ class RouteConfig:
     save_best_min_nets: int = 1000       # from this many nets the best pass is written during the run
                                          # and taken instead of a replay (which doubles a long routing)
     max_passes: int = len(SCHEDULE)      # stage2 passes in the first run
-    patience: int = 4                    # stop after this many unrestricted-mask passes without a new
-                                         # best (the growing-mask passes all run: firdma's stayed at
-                                         # 1,330-1,347 failures through masks 10-40, mac16x2's 276-300
-                                         # through 10-50 and then fell to 47 at mask 60)
+    patience: int = 4                    # stop after this many passes without a new best
     priority_min_pins: int = 0           # >0: nets with that many pins routed first (gcd: 3 -> 20 unrouted, off)
     pass_budget_s: float = 1200.0        # no rip-up pass starts after this much routing time (the
                                          # best pass so far is taken); mac16x2 (3.5k cells) needed
@@ -115,7 +112,7 @@ def _script(tech_lef: Path, cell_lef: Path, in_def: Path, out_def: Path, rc: Pat
         "  set r [stage2 mask $m effort $e]",
         '  puts "CLOSER_PASS $pass $r"',
         "  if {$r < $best} { set best $r; set since 0"
-        + ("; if {$r > 0} closer_save" if save_best else "") + ' } elseif {$m == "none"} { incr since }',
+        + ("; if {$r > 0} closer_save" if save_best else "") + " } else { incr since }",
         "}",
         "if {$r == 0} {",
         "  set r [stage3]",

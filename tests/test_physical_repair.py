@@ -240,6 +240,17 @@ def test_best_pass_is_written_during_the_run(tmp_path: Path, pdk_paths):
     assert len(m["closer__route__failed_net_names"]) == min(passes)
     assert not list((tmp_path / "phys" / "route").glob("qrouter_capped*.log"))  # no replay
     assert m["closer__route__time_limited"] is False and len(passes) > 1
+    # qrouter wrote the DEF more than once in this run (each new best, then the end): every net
+    # it did not list as failed still has its wiring (upstream qrouter wrote only the routes
+    # changed since the previous write_def; closer/physical/patches/qrouter-02-*)
+    from closer.physical.defio import read_routed_nets
+    from closer.physical.netlist import read_netlist
+
+    nl = read_netlist(tmp_path / "phys" / "netlist.json", "counter")
+    wired = {n for n, r in read_routed_nets(tmp_path / "phys" / "route" / "counter_route.def").items() if r.has_wiring}
+    # (nets to IO pins are left out: the pins are on met2, which two layers do not reach)
+    multi_pin = {n for n, terms in nl.nets.items() if len(terms) > 1 and all(i != "PIN" for i, _ in terms)}
+    assert multi_pin - set(m["closer__route__failed_net_names"]) <= wired
     if min(passes) < passes[-1]:
         assert (tmp_path / "phys" / "route" / "best" / "best.def").is_file()
 

@@ -87,6 +87,8 @@ KEY_TABLE: list[KeyDoc] = [
     KeyDoc("closer__signoff__lvs_errors", "count",
            "KLayout LVS opens + shorts (at least 1 when LVS is not clean; the reward `lvs` gate)"),
     KeyDoc("closer__route__unrouted_nets", "count", "nets qrouter left unrouted"),
+    KeyDoc("closer__route__time_limited", "bool", "the routing time budget (`RouteConfig.pass_budget_s`, 1,200 s; "
+           "hard limit `timeout_s`, 1,800 s) ended qrouter's rip-up schedule; the best pass so far is the result"),
     KeyDoc("finish__timing__setup__ws", "ns",
            "OpenSTA with the routed SPEF at the signoff corner (tt_025C_1v80)"),
     KeyDoc("finish__timing__hold__ws", "ns", "the same, hold"),

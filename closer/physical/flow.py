@@ -318,8 +318,8 @@ class Repair(Step):
 
 class Cleanup(Step):
     """Same-net notch and minimum-area fill on the signed-off GDS (closer.physical.cleanup), then DRC and LVS
-    again. It runs after the repair rounds: filling before them changed which rounds
-    succeeded on gcd (a short stayed), and a fill is never needed for rerouting."""
+    again. With `RepairConfig.fill` the repair has already filled every candidate it signed off,
+    so this step finds work only when the repair is off or left markers."""
 
     id = "Cleanup"
     inputs = ("netlist", "layout", "drc_result")

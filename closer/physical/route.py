@@ -39,8 +39,8 @@ class RouteConfig:
     patience: int = 4                    # stop after this many passes without a new best
     priority_min_pins: int = 0           # >0: nets with that many pins routed first (gcd: 3 -> 20 unrouted, off)
     pass_budget_s: float = 1200.0        # no rip-up pass starts after this much routing time (the
-                                         # best pass so far is taken); mac16x2 (3.5k cells) needed
-                                         # 11 passes and ~20 min on 2 shared cores
+                                         # best pass so far is taken); mac16x2 (3,346 cells) was at
+                                         # 6 failed nets after 11 passes and ~20 min on 2 shared cores
     timeout_s: float = 1800.0            # hard limit: qrouter is killed (the saved best pass, if
                                          # any, is still taken)
 
@@ -75,9 +75,9 @@ def _script(tech_lef: Path, cell_lef: Path, in_def: Path, out_def: Path, rc: Pat
     """`before_read` / `after_read`: Tcl lines for the repair step (`obstruction` must come
     before read_def, which applies user obstructions; `ignore` after it, which names nets).
     `save_best`: a folder where each new best state is written (DEF, RC, failed nets), as it
-    stands (qrouter's final `cleanup` runs only at the end; measured on mac16, 1,744 cells: taking
-    the best pass this way ended at 47 unrouted / 112 DRC after repair and clean-up in 16 min of
-    routing, a `cleanup all` before each save changed the later passes and ended at 74 / 167)."""
+    stands (qrouter's final `cleanup` runs only at the end; measured on mac16 at density 0.30,
+    before qrouter patch 02 made repeated `write_def`s complete: 47 unrouted / 112 DRC this way,
+    74 / 167 with a `cleanup all` before each save)."""
     masks = " ".join(m for m, _ in SCHEDULE)
     efforts = " ".join(str(e) for _, e in SCHEDULE)
     lines = [

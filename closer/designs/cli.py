@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 
 import click
 
+from closer.designs.fetch import fetch_command
 from closer.designs.model import list_designs, load_design
 
 
@@ -36,27 +36,4 @@ def show_command(name: str, as_json: bool) -> None:
     click.echo(f"  folder {paths.root}")
 
 
-def _fetch_command() -> click.Command | None:
-    """The `fetch` slot: `fetch_command` from closer.designs.fetch, or a thin wrapper over its
-    `fetch_design`, or nothing while that module does not exist."""
-    try:
-        fetch = importlib.import_module("closer.designs.fetch")
-    except ModuleNotFoundError:
-        return None
-    if hasattr(fetch, "fetch_command"):
-        return fetch.fetch_command
-
-    @click.command("fetch")
-    @click.argument("name")
-    @click.option("--from", "from_path", default=None, help="Local clone or mirror to fetch from.")
-    @click.option("--refresh", is_flag=True, help="Fetch again even when cached.")
-    def fetch_command(name: str, from_path: str | None, refresh: bool) -> None:
-        """Fetch a design's upstream source at its pinned commit into the cache."""
-        click.echo(str(fetch.fetch_design(name, from_path=from_path, refresh=refresh)))
-
-    return fetch_command
-
-
-_fetch = _fetch_command()
-if _fetch is not None:
-    design_group.add_command(_fetch, "fetch")
+design_group.add_command(fetch_command, "fetch")

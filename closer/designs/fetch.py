@@ -8,8 +8,17 @@ Upstream code is never committed to this repository. A design that is used "as u
     commit = "87c89acc..."                 # pinned; nothing else is accepted
     source_env = "CLOSER_PICORV32_SRC"     # optional local clone/mirror to use instead of url
     rtl = ["picorv32.v"]                   # files the flow reads, relative to the fetched tree
+    [fetch.package]                        # optional: a registry package that ships the same tree
+    name = "pythondata-cpu-picorv32"       # distribution, pinned in requirements.lock
+    version = "1.0.post218"
+    module = "pythondata_cpu_picorv32"     # its `data_location` is the tree, `data_git_hash` the commit
     [fetch.sha256]
-    "picorv32.v" = "0836..."               # checked after checkout
+    "picorv32.v" = "0836..."               # checked after copying or checkout
+
+Where the tree comes from, first match wins: `--from PATH` (a local clone), the design's
+`source_env` variable, the installed package (`--source package`, the default when the design
+names one), the upstream URL (`--source git`). Every route checks the pinned commit (the git
+checkout, or the package's `data_git_hash`) and every SHA-256 of `[fetch.sha256]`.
 
 The fetched tree lands in `FetchPaths` (one class for the cache layout)::
 
@@ -26,6 +35,8 @@ an interrupted fetch never leaves a half tree that looks finished.
 from __future__ import annotations
 
 import hashlib
+import importlib
+import importlib.metadata
 import json
 import os
 import shutil
@@ -37,13 +48,26 @@ from pathlib import Path
 
 import click
 import platformdirs
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from closer.errors import InputError, ToolError
 from closer.paths import repo_paths
 from closer.procs import Command, run
 
 CACHE_ENV = "CLOSER_CACHE_DIR"  # overrides the platformdirs user cache root (tests, CI)
+
+
+class PackageSource(BaseModel):
+    """`[fetch.package]`: a Python package (pythondata style) that ships the upstream tree."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(description="Distribution name, as pinned in requirements.lock")
+    version: str = Field(description="The only accepted installed version")
+    module: str = Field(description="Import name; `data_location` is the tree, `data_git_hash` its commit")
+
+    @property
+    def label(self) -> str:
+        return f"pypi:{self.name}=={self.version}"
 
 
 class FetchSpec(BaseModel):
@@ -53,6 +77,7 @@ class FetchSpec(BaseModel):
     commit: str = Field(description="Pinned 40-hex commit; the only revision accepted")
     source_env: str | None = Field(None, description="Environment variable naming a local clone")
     rtl: list[str] = Field(description="Fetched RTL files, relative to the fetched tree")
+    package: PackageSource | None = Field(None, description="Registry package with the same tree")
     sha256: dict[str, str] = Field(description="Expected SHA-256 of fetched files")
 
     @field_validator("commit")
@@ -115,19 +140,64 @@ def fetch_paths(name: str, spec: FetchSpec | None = None) -> FetchPaths:
     return FetchPaths(cache_root() / name / spec.commit)
 
 
-def resolve_source(spec: FetchSpec, from_path: Path | str | None) -> str:
-    """`--from PATH`, else the design's source environment variable, else the upstream URL."""
+SOURCES = ("package", "git")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a fetch takes the tree from: a package's data folder, or a git URL / local clone."""
+
+    kind: str  # "package" | "git"
+    location: str  # the package's data folder, or the clone's URL / path
+    label: str  # what fetch.json records
+
+    @property
+    def is_package(self) -> bool:
+        return self.kind == "package"
+
+
+def resolve_source(spec: FetchSpec, from_path: Path | str | None, source: str | None = None) -> Source:
+    """`--from PATH`, else the design's source environment variable, else the installed package
+    (when the design names one and `source` is not "git"), else the upstream URL."""
+    if source is not None and source not in SOURCES:
+        raise InputError(f"--source {source!r}: known sources are {', '.join(SOURCES)}")
     if from_path is not None:
         path = Path(from_path)
         if not path.exists():
             raise InputError(f"--from {path}: no such directory")
-        return str(path)
+        return Source("git", str(path), str(path))
     if spec.source_env and os.environ.get(spec.source_env):
         path = Path(os.environ[spec.source_env])
         if not path.exists():
             raise InputError(f"${spec.source_env}={path}: no such directory")
-        return str(path)
-    return spec.url
+        return Source("git", str(path), str(path))
+    if source == "package" or (source is None and spec.package is not None):
+        if spec.package is None:
+            raise InputError("--source package: the design's [fetch] table names no package")
+        return Source("package", str(package_tree(spec.package, spec.commit)), spec.package.label)
+    return Source("git", spec.url, spec.url)
+
+
+def package_tree(package: PackageSource, commit: str) -> Path:
+    """The data folder of the installed package, after checking its version and pinned commit."""
+    try:
+        installed = importlib.metadata.version(package.name)
+    except importlib.metadata.PackageNotFoundError as exc:
+        raise InputError(f"package {package.name}=={package.version} is not installed: run "
+                         "scripts/bootstrap.sh (it is pinned in requirements.lock), or give "
+                         "--from PATH / --source git") from exc
+    if installed != package.version:
+        raise InputError(f"package {package.name} is {installed}, the design pins {package.version} "
+                         "(design.toml key fetch.package.version)")
+    module = importlib.import_module(package.module)
+    git_hash = getattr(module, "data_git_hash", None)
+    if git_hash != commit:
+        raise InputError(f"package {package.name}=={installed} ships commit {git_hash}, the design "
+                         f"pins {commit} (design.toml key fetch.commit)")
+    tree = Path(getattr(module, "data_location", ""))
+    if not tree.is_dir():
+        raise InputError(f"package {package.name}=={installed}: data_location {tree} is not a folder")
+    return tree
 
 
 def local_source_available(name: str) -> Path | None:
@@ -141,11 +211,11 @@ def unavailable_reason(name: str) -> str:
     spec = load_fetch_spec(name)
     hint = f" or set ${spec.source_env} to a local clone" if spec.source_env else ""
     return (f"upstream source of {name!r} (commit {spec.commit[:12]}) is not fetched: run "
-            f"`closer design fetch {name} --from PATH`{hint}")
+            f"`closer design fetch {name}` (or `--from PATH`){hint}")
 
 
 def fetch_design(name: str, from_path: Path | str | None = None, refresh: bool = False,
-                 timeout_s: float = 600.0) -> Path:
+                 timeout_s: float = 600.0, source: str | None = None) -> Path:
     """Fetch design `name` at its pinned commit into the cache and return the tree (`.../src`).
 
     A complete cached tree is re-verified (hashes) and returned without cloning unless `refresh`.
@@ -156,14 +226,17 @@ def fetch_design(name: str, from_path: Path | str | None = None, refresh: bool =
         verify_hashes(paths.src, spec)
         ensure_debug_copy(name, paths)
         return paths.src
-    source = resolve_source(spec, from_path)
+    origin = resolve_source(spec, from_path, source)
     paths.root.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{spec.commit[:12]}-", dir=paths.root.parent))
     try:
-        _clone_at(source, spec.commit, staging / "src", staging / "logs", timeout_s)
+        if origin.is_package:
+            shutil.copytree(origin.location, staging / "src", ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            _clone_at(origin.location, spec.commit, staging / "src", staging / "logs", timeout_s)
         verify_hashes(staging / "src", spec)
         _apply_debug_faults(name, staging)
-        record = {"design": name, "commit": spec.commit, "source": source,
+        record = {"design": name, "commit": spec.commit, "source": origin.label, "source_kind": origin.kind,
                   "fetched_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                   "sha256": spec.sha256}
         (staging / "fetch.json").write_text(json.dumps(record, indent=1) + "\n")
@@ -274,8 +347,12 @@ def apply_patch(patch: Path, tree: Path, log: Path) -> None:
 @click.command("fetch")
 @click.argument("name")
 @click.option("--from", "from_path", default=None, type=click.Path(),
-              help="Local git clone or mirror to fetch from (else $CLOSER_<NAME>_SRC, else the URL).")
+              help="Local git clone or mirror to fetch from (else $CLOSER_<NAME>_SRC, else the "
+                   "installed package, else the URL).")
+@click.option("--source", type=click.Choice(SOURCES), default=None,
+              help="package: the pinned registry package (default when the design names one); "
+                   "git: clone the upstream URL.")
 @click.option("--refresh", is_flag=True, help="Fetch again even when the cache is complete.")
-def fetch_command(name: str, from_path: str | None, refresh: bool) -> None:
+def fetch_command(name: str, from_path: str | None, source: str | None, refresh: bool) -> None:
     """Fetch NAME's upstream source at its pinned commit into the user cache; print the tree."""
-    click.echo(str(fetch_design(name, from_path=from_path, refresh=refresh)))
+    click.echo(str(fetch_design(name, from_path=from_path, refresh=refresh, source=source)))

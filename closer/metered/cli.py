@@ -18,7 +18,7 @@ import click
 
 from closer.budget import ToolClass
 from closer.cli import run_cli
-from closer.metered.front import format_feedback, metered_call
+from closer.metered.front import metered_call
 from closer.metered.ledger import status
 from closer.metered.run import start_run
 from closer.metered.paths import WorkspacePaths
@@ -43,7 +43,7 @@ def _tool_command(tool: ToolClass) -> click.Command:
     @click.pass_context
     def command(ctx: click.Context, args: tuple[str, ...]) -> None:
         result = metered_call(_workspace(ctx), tool, list(args))
-        click.echo(format_feedback(result))
+        click.echo(result.feedback)
         ctx.exit(result.exit_code)
 
     command.help = f"Run the metered `{tool.value}` step on the current workspace (one {tool.value} call)."

@@ -69,6 +69,8 @@ class RunLabels(_Strict):
 class SurfaceConfig(_Strict):
     include: list[str] = Field(default_factory=lambda: ["*"])
     exclude: list[str] = Field(default_factory=list)
+    max_file_bytes: int = Field(16 << 20, gt=0, description="larger surface files are refused")
+    max_total_bytes: int = Field(64 << 20, gt=0, description="the surface's total size limit")
 
 
 class RewardConfig(_Strict):

@@ -1,14 +1,21 @@
 """The metered front end: every tool call an agent makes goes through `metered_call`.
 
-One call: take the workspace lock, snapshot the edit surface, check the budget (refusing an
-over-budget or over-time call), run the tool class's commands through `closer.procs.run`, collect
-the public metrics and reward estimate, and append one trajectory record, for refused and failed
+One call: take the run's lock, snapshot the edit surface (regular files only), check the budget
+(refusing an over-budget or over-time call), build the call's tree (the pristine workspace with the
+snapshot's surface files: locked files such as the public tests always come from the pristine
+copy, and edits the agent makes while the tool runs do not reach it), run the tool class's
+commands there through `closer.procs.run`, collect the public metrics and reward estimate,
+deliver the results into the workspace, and append one trajectory record, for refused and failed
 calls too. The trajectory is the ledger: used counts and the best reward are read back from it.
+Under `closer task run` the caller is the broker (closer.metered.broker), outside the agent's
+sandbox; the run directory it writes is out of the agent's reach.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -25,7 +32,7 @@ from closer.metered.layers import infer_layers
 from closer.metered.ledger import Ledger, read_ledger, remaining, workspace_lock
 from closer.metered.paths import WorkspacePaths
 from closer.metered.run import file_sha256, load_run_info, utc_now
-from closer.metered.snapshot import diff, load_snapshot, take_snapshot
+from closer.metered.snapshot import diff, load_snapshot, materialize, take_snapshot
 from closer.trajectory.reader import TrajectoryReader
 from closer.trajectory.record import CallCost, Outcome, RunInfo, TrajectoryRecord
 from closer.trajectory.writer import TrajectoryWriter
@@ -45,13 +52,19 @@ LOG_TAIL_LINES = 40
 class CallResult:
     record: TrajectoryRecord
     logs: list[Path]
+    feedback: str = ""  # what the agent is shown (built while the logs are still readable)
 
     @property
     def exit_code(self) -> int:
         return EXIT_CODES[self.record.outcome]
 
 
-def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = None) -> CallResult:
+# Moves a brokered call's staged results (first argument) into the workspace (second argument).
+Deliver = Callable[[Path, Path], None]
+
+
+def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = None,
+                 deliver: Deliver | None = None) -> CallResult:
     args = list(args or [])
     config = load_tool_config(ws.tools_config)
     run_info = load_run_info(ws)
@@ -77,6 +90,7 @@ def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = N
         refusal = check_call(budget, tool, ledger.used[tool], elapsed)
         results_dir: Path | None = None
         estimate: RewardEstimate | None = None
+        feedback_logs: list[Path] = []
         if refusal is not None:
             tool_run = ToolRun(Outcome(refusal.kind), refusal.message)
         else:
@@ -84,8 +98,16 @@ def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = N
             _write_inflight(ws, _interrupted_record(
                 run_info, seq, started, tool, args, snapshot.digest, changes, layers, unclassified,
                 budget, ledger, results_dir.relative_to(ws.root).as_posix()))
-            tool_run, estimate = _run_counted(ws, config, tool, args, results_dir,
-                                              budget.wall_s - elapsed)
+            staging = ws.call_staging(seq, tool) if ws.brokered else results_dir
+            tree = ws.call_tree(seq, tool)
+            try:
+                materialize(ws, snapshot, config.surface, tree)
+                tool_run, estimate = _run_counted(ws, config, tool, args, tree, staging,
+                                                  budget.wall_s - elapsed)
+            finally:
+                shutil.rmtree(tree, ignore_errors=True)
+            feedback_logs = list(tool_run.logs)
+            tool_run.message = _workspace_relative(tool_run.message, staging, results_dir, ws.root)
 
         counted = _is_counted(tool, tool_run.outcome)
         used_after = dict(ledger.used)
@@ -101,6 +123,7 @@ def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = N
             seq=seq, run_id=run_info.run_id, started_at=started, ended_at=ended,
             elapsed_s=max(elapsed_end, 0.0), tool=tool, args=args,
             surface_digest=snapshot.digest, changes=changes, layers=layers, unclassified=unclassified,
+            refused=list(snapshot.refused),
             cost=CallCost(counted=counted, units=budget.weights.of(tool) if counted else 0.0,
                           tool_wall_s=tool_run.wall_s, peak_rss_mb=tool_run.peak_rss_mb),
             outcome=tool_run.outcome, message=tool_run.message, exit_codes=tool_run.exit_codes,
@@ -108,10 +131,37 @@ def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = N
             best_reward=best, remaining=remaining(budget, used_after, elapsed_end),
             results_dir=results_dir.relative_to(ws.root).as_posix() if results_dir else None,
         )
+        text = format_feedback(record, feedback_logs, staging if results_dir else None, ws.root)
+        if results_dir is not None and ws.brokered:
+            _deliver(deliver, staging, results_dir, record)
         with TrajectoryWriter(ws.trajectory) as writer:
             writer.append(record)
         ws.inflight.unlink(missing_ok=True)
-    return CallResult(record, tool_run.logs)
+        if results_dir is not None and ws.brokered:
+            shutil.rmtree(ws.call_dir(seq, tool), ignore_errors=True)
+    logs = [results_dir / log.relative_to(staging) for log in feedback_logs] if results_dir else []
+    return CallResult(record, logs, text)
+
+
+def _deliver(deliver: Deliver | None, staging: Path, results_dir: Path, record: TrajectoryRecord) -> None:
+    """Copy the staged results into the workspace; the record keeps the call even if that fails
+    (the agent may have put something in the way)."""
+    if not staging.is_dir():
+        return
+    try:
+        (deliver or _copy_results)(staging, results_dir)
+    except (OSError, CloserError) as exc:
+        record.message = (record.message + "; " if record.message else "") + \
+            f"results could not be delivered to {results_dir.name}: {exc}"
+
+
+def _copy_results(staging: Path, results_dir: Path) -> None:
+    shutil.copytree(staging, results_dir, symlinks=True)
+
+
+def _workspace_relative(text: str, staging: Path, results_dir: Path, root: Path) -> str:
+    """Messages name logs as the agent sees them: relative to its workspace."""
+    return text.replace(str(staging), results_dir.relative_to(root).as_posix()).replace(str(root) + "/", "")
 
 
 def _interrupted_record(run_info: RunInfo, seq: int, started: datetime, tool: ToolClass,
@@ -153,14 +203,14 @@ def _record_interrupted_call(ws: WorkspacePaths) -> None:
     ws.inflight.unlink()
 
 
-def _run_counted(ws: WorkspacePaths, config: ToolConfig, tool: ToolClass, args: list[str],
+def _run_counted(ws: WorkspacePaths, config: ToolConfig, tool: ToolClass, args: list[str], tree: Path,
                  results_dir: Path, wall_left_s: float) -> tuple[ToolRun, RewardEstimate | None]:
     try:
         cmds = config.commands_for(tool, ws.tools_config)
         estimator = load_estimator(config.reward, ws.control)
     except CloserError as exc:
         return ToolRun(Outcome.INFRA_ERROR, str(exc)), None
-    tool_run = execute_tool(ws.root, cmds, args, results_dir, min(cmds.timeout_s, wall_left_s))
+    tool_run = execute_tool(tree, cmds, args, results_dir, min(cmds.timeout_s, wall_left_s))
     if tool_run.outcome is not Outcome.OK or estimator is None:
         return tool_run, None
     return tool_run, estimate_reward(estimator, tool, tool_run, results_dir)
@@ -175,17 +225,19 @@ def _is_counted(tool: ToolClass, outcome: Outcome) -> bool:
     return outcome in (Outcome.OK, Outcome.TOOL_ERROR, Outcome.TIMEOUT)
 
 
-def format_feedback(result: CallResult) -> str:
-    """What the agent sees after a call: outcome, log tails, public metrics, reward, budget left."""
-    rec = result.record
+def format_feedback(rec: TrajectoryRecord, logs: list[Path], staging: Path | None, root: Path) -> str:
+    """What the agent sees after a call: outcome, refused files, log tails, public metrics,
+    reward, budget left. Log paths are shown relative to the agent's workspace."""
     lines = [f"[closer-tool] {rec.tool.value} call {rec.seq}: {rec.outcome.value}"
              f" ({rec.cost.tool_wall_s:.1f} s, cost {rec.cost.units:g})"]
     if rec.message:
         lines.append(rec.message)
-    for log in result.logs:
+    lines += [f"not taken from the workspace: {item}" for item in rec.refused]
+    for log in logs:
         if log.exists():
             tail = log.read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:]
-            lines += [f"--- {log} (last {len(tail)} lines)", *tail]
+            shown = f"{rec.results_dir}/{log.relative_to(staging).as_posix()}" if staging and rec.results_dir else log
+            lines += [f"--- {shown} (last {len(tail)} lines)", *tail]
     if rec.results_dir:
         lines.append(f"results: {rec.results_dir}/")
     if rec.metrics:

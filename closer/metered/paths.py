@@ -14,7 +14,9 @@ RESULTS_DIR = "results"
 
 @dataclass(frozen=True)
 class WorkspacePaths:
-    """A task workspace; its hidden control dir is also the run directory::
+    """A task workspace and its run (control) directory. Standalone, the control dir is the
+    workspace's `.closer/`; under `closer task run` it is a directory outside the workspace (the
+    agent's sandbox never sees it) and only the broker writes it (`control_dir`)::
 
         <root>/
           <edit surface>             what the agent edits (rtl/, constraints/, floorplan/, flow/, ...)
@@ -28,13 +30,23 @@ class WorkspacePaths:
             objects/<aa>/<sha256>    content-addressed blobs of edit-surface files
             snapshots/<sha256>.json  manifests: relative path -> blob digest
             versions/                logs of the tool --version probes
+            pristine/                the workspace as the run started (the base every call's
+                                     tree is built on: locked files always come from here)
+            calls/<seq>_<tool>/      a call's tree (<root name>/: pristine + the call's snapshot), its
+                                     results before they are delivered to <root>/results/
     """
 
     root: Path
+    control_dir: Path | None = None
 
     @property
     def control(self) -> Path:
-        return self.root / CONTROL_DIR
+        return self.control_dir if self.control_dir is not None else self.root / CONTROL_DIR
+
+    @property
+    def brokered(self) -> bool:
+        """The control dir lives outside the workspace (a broker serves the agent's calls)."""
+        return self.control_dir is not None
 
     @property
     def tools_config(self) -> Path:
@@ -69,8 +81,23 @@ class WorkspacePaths:
         return self.control / "versions"
 
     @property
+    def pristine(self) -> Path:
+        return self.control / "pristine"
+
+    @property
     def results(self) -> Path:
         return self.root / RESULTS_DIR
+
+    def call_dir(self, seq: int, tool: ToolClass) -> Path:
+        return self.control / "calls" / f"{seq:04d}_{tool.value}"
+
+    def call_tree(self, seq: int, tool: ToolClass) -> Path:
+        """Named like the workspace: a design folder used as a workspace keeps its name."""
+        return self.call_dir(seq, tool) / self.root.name
+
+    def call_staging(self, seq: int, tool: ToolClass) -> Path:
+        """Where a brokered call's tool writes its results before delivery into the workspace."""
+        return self.call_dir(seq, tool) / "results"
 
     def object(self, digest: str) -> Path:
         return self.objects / digest[:2] / digest

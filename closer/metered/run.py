@@ -15,7 +15,7 @@ from closer.tomlio import describe_validation_error
 from closer.errors import InputError, ToolMissing, ToolTimeout
 from closer.metered.config import ToolCommands, load_tool_config
 from closer.metered.paths import WorkspacePaths
-from closer.metered.snapshot import take_snapshot
+from closer.metered.snapshot import copy_pristine, take_snapshot
 from closer.procs import Command, run
 from closer.trajectory.record import Provenance, RunInfo
 
@@ -33,6 +33,7 @@ def start_run(ws: WorkspacePaths, *, started_at: datetime | None = None,
     config = load_tool_config(ws.tools_config)
     budget = resolve_budget(config.budget)
     baseline = take_snapshot(ws, config.surface)
+    copy_pristine(ws)
     info = RunInfo(
         run_id=run_id or uuid.uuid4().hex[:12],
         workspace=str(ws.root),

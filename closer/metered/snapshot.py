@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,24 +30,57 @@ _CHUNK = 1 << 20
 class Snapshot:
     digest: str
     files: dict[str, str]  # relative path -> blob sha256
+    refused: tuple[str, ...] = ()  # "path: reason" of surface entries that were not taken
+
+
+@dataclass(frozen=True)
+class SurfaceScan:
+    files: list[str]  # relative POSIX paths of the regular files taken, sorted
+    refused: list[str]  # "path: reason" for symlinks, special files and files over the limits
 
 
 def surface_files(root: Path, surface: SurfaceConfig) -> list[str]:
     """Relative POSIX paths of the regular files on the edit surface, sorted."""
-    found = []
+    return scan_surface(root, surface).files
+
+
+def scan_surface(root: Path, surface: SurfaceConfig) -> SurfaceScan:
+    """The edit surface's regular files within the size limits; everything else on the surface
+    (symlinks, fifos, sockets, devices, oversize files) is refused with its reason. Symlinked
+    directories are never followed."""
+    found: list[str] = []
+    refused: list[str] = []
+    total = 0
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = Path(dirpath).relative_to(root)
         if rel_dir == Path("."):
             dirnames[:] = [d for d in dirnames if d not in ALWAYS_EXCLUDED_DIRS]
         dirnames.sort()
-        for name in filenames:
-            full = Path(dirpath) / name
-            if full.is_symlink() or not full.is_file():
-                continue
+        for name in [*sorted(filenames), *(d for d in dirnames if (Path(dirpath) / d).is_symlink())]:
             rel = (rel_dir / name).as_posix()
-            if _matches(rel, surface.include) and not _matches(rel, surface.exclude):
-                found.append(rel)
-    return sorted(found)
+            if not (_matches(rel, surface.include) and not _matches(rel, surface.exclude)):
+                continue
+            reason = _refusal(Path(dirpath) / name, surface, total)
+            if reason:
+                refused.append(f"{rel}: {reason}")
+                continue
+            found.append(rel)
+            total += (Path(dirpath) / name).stat().st_size
+    return SurfaceScan(sorted(found), refused)
+
+
+def _refusal(path: Path, surface: SurfaceConfig, total: int) -> str | None:
+    mode = path.lstat().st_mode
+    if stat.S_ISLNK(mode):
+        return "a symlink (only regular files are taken)"
+    if not stat.S_ISREG(mode):
+        return "not a regular file (only regular files are taken)"
+    size = path.lstat().st_size
+    if size > surface.max_file_bytes:
+        return f"{size} bytes, over the {surface.max_file_bytes}-byte limit per file"
+    if total + size > surface.max_total_bytes:
+        return f"the edit surface would exceed its {surface.max_total_bytes}-byte total limit"
+    return None
 
 
 def _matches(rel: str, patterns: list[str]) -> bool:
@@ -54,13 +88,36 @@ def _matches(rel: str, patterns: list[str]) -> bool:
 
 
 def take_snapshot(ws: WorkspacePaths, surface: SurfaceConfig) -> Snapshot:
-    files = {rel: _store_blob(ws, ws.root / rel) for rel in surface_files(ws.root, surface)}
+    scan = scan_surface(ws.root, surface)
+    files = {}
+    for rel in scan.files:
+        try:
+            files[rel] = _store_blob(ws, ws.root / rel)
+        except OSError as exc:  # changed under us (deleted, replaced by a symlink): not taken
+            scan.refused.append(f"{rel}: unreadable while the snapshot was taken ({exc.strerror})")
     manifest = json.dumps(files, sort_keys=True, separators=(",", ":")).encode()
     digest = hashlib.sha256(manifest).hexdigest()
     target = ws.snapshot(digest)
     if not target.exists():
         _atomic_write(target, manifest)
-    return Snapshot(digest, files)
+    return Snapshot(digest, files, tuple(scan.refused))
+
+
+def copy_pristine(ws: WorkspacePaths) -> None:
+    """Keep the workspace as the run starts (without its control dir and results): every call's
+    tree is built on it, so files outside the edit surface always come from here."""
+    shutil.copytree(ws.root, ws.pristine, symlinks=True,
+                    ignore=lambda d, names: [n for n in names if Path(d) == ws.root and n in ALWAYS_EXCLUDED_DIRS])
+
+
+def materialize(ws: WorkspacePaths, snapshot: Snapshot, surface: SurfaceConfig, dest: Path) -> None:
+    """The tree a call runs on: the pristine workspace with its edit-surface files replaced by
+    the snapshot's (a file the agent deleted is absent)."""
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(ws.pristine, dest, symlinks=True)
+    for rel in surface_files(dest, surface):
+        (dest / rel).unlink()
+    restore_snapshot(ws, snapshot, dest)
 
 
 def load_snapshot(ws: WorkspacePaths, digest: str) -> Snapshot:
@@ -75,7 +132,7 @@ def load_snapshot(ws: WorkspacePaths, digest: str) -> Snapshot:
 
 
 def restore_snapshot(ws: WorkspacePaths, snapshot: Snapshot, dest: Path) -> None:
-    """Write the snapshot's files under `dest` (which should be empty)."""
+    """Write the snapshot's files under `dest` (empty, or a pristine copy without its surface)."""
     for rel, blob in snapshot.files.items():
         source = ws.object(blob)
         if not source.is_file():

@@ -96,6 +96,9 @@ class TrajectoryRecord(_Model):
     changes: FileChanges = Field(default_factory=FileChanges)
     layers: list[EditLayer] = Field(default_factory=list, description="layers the changes touch")
     unclassified: list[str] = Field(default_factory=list, description="changed files in no layer")
+    refused: list[str] = Field(default_factory=list, description=(
+        "edit-surface entries not taken into the snapshot, each 'path: reason' (symlinks, special "
+        "files, files over the size limits)"))
     cost: CallCost
     outcome: Outcome
     message: str = ""

@@ -64,7 +64,7 @@ endmodule
 """
 
 
-@pytest.mark.parametrize("locked_file", ["tests/test_gcd.py", ".closer/tools.toml", "constraints/gcd.sdc"])
+@pytest.mark.parametrize("locked_file", ["tests/test_gcd.py", "spec.md", "constraints/gcd.sdc"])
 def test_locked_file_edit_is_rejected_and_recorded(task_a: TaskPaths, tmp_path: Path, locked_file: str) -> None:
     ws = _workspace(task_a, tmp_path / "ws")
     shutil.copyfile(task_a.hidden.solution / "rtl" / "gcd.v", ws / "rtl" / "gcd.v")

@@ -74,7 +74,7 @@ def test_locked_manifest_covers_the_oracle_and_scripts(suite: SuitePaths) -> Non
     task = suite.task("firdma-A-medium")
     locked = {f["path"]: f for f in json.loads(task.locked.read_text())["files"]}
     assert {"tests/test_firdma.py", "tests/firdma_model.py", "tests/firdma_monitor.py", "tests/firdma_jobs.py",
-            "tests/seeds.toml", "spec.md", "constraints/firdma.sdc", ".closer/tools.toml", "task.json"} <= set(locked)
+            "tests/seeds.toml", "spec.md", "constraints/firdma.sdc", "task.json"} <= set(locked)
     assert not any(p.startswith("rtl/") for p in locked)
     for rel, entry in locked.items():
         assert sha256_file(task.workspace / rel) == entry["sha256"]

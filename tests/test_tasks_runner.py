@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import jsonschema
+from pathlib import Path
+
 import pytest
 
 from closer.agents import resolve_agent
@@ -49,8 +51,11 @@ def test_oracle_reaches_the_ceiling_through_metered_tools(suite: SuitePaths, tmp
     assert record.public_private_gap == 0.0
     assert data["raw_metrics"]["synth__design__instance__area__stdcell"] > 0
     assert any(k.startswith("run__flow__tool__") for k in record.tool_versions)
-    trajectory = (tmp_path / "runs" / "gcd-A-low" / "oracle" / "trial-1" / "workspace" / ".closer" / "trajectory.jsonl")
+    trajectory = Path(record.paths["trajectory"])
     assert len(trajectory.read_text().splitlines()) == 1
+    # the ledger is outside the workspace the agent had
+    assert not trajectory.is_relative_to(record.paths["workspace"])
+    assert not (Path(record.paths["workspace"]) / ".closer").exists()
 
 
 def test_crashing_command_agent_is_an_agent_failure(suite: SuitePaths, tmp_path) -> None:

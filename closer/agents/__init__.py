@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import shlex
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from closer.errors import InputError
+from closer.sandbox.spec import Endpoint
 
 MACHINERY = ("null", "oracle", "sweep")
 
@@ -28,15 +29,32 @@ class AgentSpec:
     quantization: str | None = None
     needs_solution: bool = False  # only the oracle baseline reads the reference solution
     extra: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)  # set inside the agent's sandbox
+    network: tuple[str, ...] = ()  # host:port endpoints the sandbox may reach (none by default)
+
+    def endpoints(self) -> list[Endpoint]:
+        return [Endpoint.parse(e) for e in self.network]
 
     def argv(self, workspace: Path, instructions: Path, solution: Path | None) -> list[str]:
+        """The command with the placeholders filled (paths as the sandbox shows them)."""
         values = {"workspace": str(workspace), "instructions": str(instructions),
                   "solution": str(solution) if solution else ""}
         return [arg.format(**values) if "{" in arg else arg for arg in self.argv_template]
 
 
 def resolve_agent(name: str, label: str | None = None, backend: str | None = None, model: str | None = None,
-                  quantization: str | None = None) -> AgentSpec:
+                  quantization: str | None = None, network: list[str] | None = None) -> AgentSpec:
+    spec = _resolve(name, label, backend, model, quantization)
+    for endpoint in network or []:
+        try:
+            Endpoint.parse(endpoint)
+        except ValueError as exc:
+            raise InputError(f"--network: {exc}") from exc
+    return replace(spec, network=tuple(network or ()))
+
+
+def _resolve(name: str, label: str | None, backend: str | None, model: str | None,
+             quantization: str | None) -> AgentSpec:
     if name in MACHINERY:
         argv = [sys.executable, "-m", "closer.agents.baselines", name, "--workspace", "{workspace}"]
         if name == "oracle":

@@ -1,3 +1,3 @@
-from closer.metered.cli import main
+from closer.metered.client import entry
 
-main()
+entry()

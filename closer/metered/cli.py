@@ -18,6 +18,7 @@ import click
 
 from closer.budget import ToolClass
 from closer.cli import run_cli
+from closer.metered.client import format_status
 from closer.metered.front import metered_call
 from closer.metered.ledger import status
 from closer.metered.run import start_run
@@ -59,23 +60,8 @@ for _tool in ToolClass:
 @click.pass_context
 def status_command(ctx: click.Context, as_json: bool) -> None:
     """Show the budget left (spends nothing)."""
-    st = status(_workspace(ctx))
-    if as_json:
-        click.echo(json.dumps(dataclasses.asdict(st), indent=2))
-        return
-    click.echo(f"run {st.run_id}, tier {st.tier}, {st.calls} calls recorded")
-    for tool in ToolClass:
-        cap = st.caps[tool.value]
-        cap_text = "uncapped" if cap is None else str(cap)
-        click.echo(f"  {tool.value:7s} used {st.used[tool.value]:4d} of {cap_text:>8s}")
-    click.echo(f"  wall    {st.elapsed_s:.0f} s of {st.wall_s:.0f} s ({st.remaining['wall_s']:.0f} s left)")
-    click.echo(f"  best public reward so far: {st.best_reward}")
-    if st.call_running:
-        click.echo("  a call is running now")
-    if st.interrupted_call is not None:
-        click.echo(f"  call {st.interrupted_call} was interrupted (its process died); it is counted above")
-    for line in st.bad_lines:
-        click.echo(f"  warning: {line}")
+    st = dataclasses.asdict(status(_workspace(ctx)))
+    click.echo(json.dumps(st, indent=2) if as_json else format_status(st))
 
 
 @tool_group.command("start", hidden=True)

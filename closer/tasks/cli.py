@@ -76,14 +76,20 @@ def evaluate_command(workspace: Path, task_dir: Path, out: Path | None, as_json:
 @click.option("--quantization", default=None, help="Quantization label of a command agent.")
 @click.option("--trials", default=1, show_default=True, type=click.IntRange(min=1))
 @click.option("--wall-s", type=float, default=None, help="Override the tier's wall clock (seconds).")
+@click.option("--network", multiple=True, metavar="HOST:PORT",
+              help="An endpoint the agent's sandbox may reach (e.g. its model's API); repeatable. "
+                   "Default: no network.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
 def run_command(task_dir: Path, agent: str, label: str | None, backend: str | None, model: str | None,
-                quantization: str | None, trials: int, wall_s: float | None, out: Path) -> None:
-    """Run AGENT on TASK_DIR for N trials; one JSON record per trial and a Markdown summary in OUT."""
+                quantization: str | None, trials: int, wall_s: float | None, network: tuple[str, ...],
+                out: Path) -> None:
+    """Run AGENT on TASK_DIR for N trials, each in its own sandbox (docs/security.md); one JSON
+    record per trial and a Markdown summary in OUT."""
     from closer.agents import resolve_agent
     from closer.tasks.runner import run_trials
 
-    spec = resolve_agent(agent, label=label, backend=backend, model=model, quantization=quantization)
+    spec = resolve_agent(agent, label=label, backend=backend, model=model, quantization=quantization,
+                         network=list(network))
     records = run_trials(task_dir, spec, trials, out, wall_s=wall_s)
     for rec in records:
         click.echo(f"{rec.task_id} trial {rec.trial} [{rec.agent}] state {rec.run_state}: reward {rec.reward} "

@@ -170,9 +170,9 @@ class EvalPaths:
 
 
 # Files in a workspace that belong to the harness, not to the task: never surface, never locked.
-RUNTIME_PATTERNS = (".closer/run.json", ".closer/trajectory.jsonl", ".closer/lock", ".closer/inflight.json",
-                    ".closer/objects/*", ".closer/snapshots/*", ".closer/versions/*", "results/*",
-                    "*__pycache__*", "*.pyc")
+# The metered run's control dir is the harness's (under `closer task run` it is moved out of the
+# workspace before the agent starts), and results/ is the tools' output: neither is the agent's work.
+RUNTIME_PATTERNS = (".closer/*", "results/*", "*__pycache__*", "*.pyc")
 
 
 def in_surface(rel: str, surface: dict[str, object] | list[str]) -> bool:

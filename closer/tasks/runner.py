@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
+import tempfile
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -17,10 +18,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from closer import __version__
 from closer.agents import AgentSpec
 from closer.errors import CloserError, InputError, ToolMissing, ToolTimeout
+from closer.metered.broker import Broker
 from closer.metered.run import load_run_info, start_run
-from closer.metered.paths import WorkspacePaths
+from closer.metered.paths import CONTROL_DIR, WorkspacePaths
 from closer.metered.runstate import AgentExit, RunEvidence, classify_run, count_infra_errors
 from closer.procs import Command, run
+from closer.sandbox.agent import INSTRUCTION, SOLUTION, WORKSPACE, agent_command, agent_sandbox
+from closer.sandbox.bwrap import require_programs, sandbox_argv
+from closer.sandbox.netproxy import start_proxy
+from closer.sandbox.reap import reap
+from closer.sandbox.spec import trial_uid
 from closer.tasks.evaluate import EvaluationRecord, evaluate, load_task
 from closer.trajectory.summary import resolve_params, summarize_trajectory
 
@@ -68,6 +75,8 @@ class RunRecord(BaseModel):
     public_private_gap: float | None
     func_pass_gap: float | None
     locked_violations: list[dict]
+    sandbox: dict[str, object] = Field(default_factory=dict, description=(
+        "the agent's sandbox: uid, network endpoints open, processes that outlived it"))
     suite_version: str
     tool_versions: dict[str, object]
     closer_version: str
@@ -91,36 +100,48 @@ def run_trials(task_dir: Path, agent: AgentSpec, trials: int, out: Path, wall_s:
 def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wall_s: float | None) -> RunRecord:
     paths, task = load_task(task_dir)
     trial_dir.mkdir(parents=True, exist_ok=True)
-    ws = WorkspacePaths(trial_dir / "workspace")
-    shutil.rmtree(ws.root, ignore_errors=True)
-    shutil.copytree(paths.workspace, ws.root)
-    shutil.copyfile(paths.instruction, trial_dir / "instruction.md")
+    tp = TrialPaths(trial_dir)
+    ws = prepare_workspace(paths.workspace, tp)
+    shutil.copyfile(paths.instruction, tp.instruction)
     harness_errors: list[str] = []
     info = start_run(ws)
     limit = min(info.budget.wall_s, wall_s) if wall_s else info.budget.wall_s
     solution = paths.hidden.solution if agent.needs_solution else None
-    argv = agent.argv(ws.root, trial_dir / "instruction.md", solution)
-    # closer-tool is an entry point of this installation, beside the interpreter
-    env = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
-           "CLOSER_WORKSPACE": str(ws.root)}
+    uid = trial_uid(info.run_id)
+    sandbox = agent_sandbox(ws.root, tp.broker_socket, tp.instruction, uid, solution=solution,
+                            env=agent.env, network=agent.endpoints(), proxy_socket=tp.proxy_socket)
+    argv = agent_command(agent.argv(WORKSPACE, INSTRUCTION, SOLUTION if solution else None), agent.endpoints())
+    give_to(ws.root, uid)
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     t0 = time.monotonic()
     returncode: int | None = None
+    broker = Broker(ws, tp.broker_socket, deliver=deliver_as(uid), log=tp.broker_log).start()
+    proxy = start_proxy(agent.endpoints(), tp.proxy_socket, tp.proxy_log)
     try:
-        done = run(Command(argv, cwd=ws.root, env=env, timeout_s=limit), trial_dir / "agent.log", check=False)
+        done = run(Command(sandbox_argv(sandbox, argv), timeout_s=limit), tp.agent_log, check=False)
         returncode = done.returncode
         exit_kind = AgentExit.FINISHED if done.returncode == 0 else AgentExit.CRASHED
     except ToolTimeout:
         exit_kind = AgentExit.TIMED_OUT
     except ToolMissing as exc:
         exit_kind = AgentExit.CRASHED
-        harness_errors.append(f"agent command not found: {exc}")
+        harness_errors.append(f"sandbox program not found: {exc}")
+    finally:
+        leftovers = reap(uid)  # the pid namespace ends them; this is the check that it did
+        still_running = broker.stop(wait_s=limit)
+        if proxy is not None:
+            proxy.stop()
+        shutil.rmtree(tp.socket_dir, ignore_errors=True)
     agent_wall = round(time.monotonic() - t0, 3)
+    if leftovers:
+        harness_errors.append(f"processes of the agent outlived its sandbox and were killed: {', '.join(leftovers)}")
+    if still_running:
+        harness_errors.append(f"{still_running} metered call(s) still running after the wall clock")
 
     evaluation: EvaluationRecord | None = None
     verifier_error = None
     try:
-        evaluation = evaluate(ws.root, paths.root, trial_dir / "evaluation")
+        evaluation = evaluate(ws.root, paths.root, tp.evaluation)
     except CloserError as exc:
         verifier_error = f"evaluator error: {exc}"
     scoreable = evaluation is not None and evaluation.accepted
@@ -159,11 +180,126 @@ def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wal
         tool_versions={**(ev.provenance if ev else {}), **{f"metered__{k}": v for k, v in
                                                             load_run_info(ws).provenance.tool_versions.items()}},
         closer_version=__version__,
-        paths={"trial": str(trial_dir), "workspace": str(ws.root), "trajectory": str(ws.trajectory),
-               "evaluation": str(trial_dir / "evaluation" / "evaluation.json"), "agent_log": str(trial_dir / "agent.log")},
+        paths={"trial": str(trial_dir), "workspace": str(ws.root), "run": str(ws.control),
+               "trajectory": str(ws.trajectory), "task": str(paths.root),
+               "evaluation": str(tp.evaluation / "evaluation.json"), "agent_log": str(tp.agent_log)},
+        sandbox={"uid": uid, "network": [str(e) for e in agent.endpoints()],
+                 "leftover_processes": leftovers, "broker_calls_running_at_end": still_running},
     )
-    (trial_dir / "record.json").write_text(record.model_dump_json(indent=2) + "\n")
+    write_once(tp.record, record.model_dump_json(indent=2) + "\n")
     return record
+
+
+@dataclass(frozen=True)
+class TrialPaths:
+    """One trial's folder. The agent's sandbox sees only `workspace/` (and the broker's socket)::
+
+        <trial>/
+          workspace/        the agent's workspace (owned by the trial's sandbox uid)
+          run/              the metered run's control dir: tools.toml, run.json, trajectory,
+                            snapshots, pristine copy, lock (written only by the broker)
+          broker/           the broker's socket and log (and the network proxy's, if any)
+          instruction.md    agent.log    evaluation/    record.json (written once, last)
+    """
+
+    root: Path
+
+    @property
+    def workspace(self) -> Path:
+        return self.root / "workspace"
+
+    @property
+    def run(self) -> Path:
+        return self.root / "run"
+
+    @property
+    def broker_dir(self) -> Path:
+        return self.root / "broker"
+
+    @property
+    def broker_socket(self) -> Path:
+        """A Unix socket path must be short (108 bytes): the sockets live in a short folder of
+        their own, linked from broker/sockets."""
+        return self.socket_dir / "broker.sock"
+
+    @property
+    def socket_dir(self) -> Path:
+        link = self.broker_dir / "sockets"
+        if not link.is_symlink():
+            self.broker_dir.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(tempfile.mkdtemp(prefix="closer-"))
+        return Path(os.readlink(link))
+
+    @property
+    def broker_log(self) -> Path:
+        return self.broker_dir / "broker.log"
+
+    @property
+    def proxy_socket(self) -> Path:
+        return self.socket_dir / "proxy.sock"
+
+    @property
+    def proxy_log(self) -> Path:
+        return self.broker_dir / "proxy.log"
+
+    @property
+    def instruction(self) -> Path:
+        return self.root / "instruction.md"
+
+    @property
+    def agent_log(self) -> Path:
+        return self.root / "agent.log"
+
+    @property
+    def evaluation(self) -> Path:
+        return self.root / "evaluation"
+
+    @property
+    def record(self) -> Path:
+        return self.root / "record.json"
+
+
+def prepare_workspace(task_workspace: Path, tp: TrialPaths) -> WorkspacePaths:
+    """The task's workspace copied for the trial, its control dir moved out of the agent's reach."""
+    for folder in (tp.workspace, tp.run, tp.broker_dir):
+        shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(task_workspace, tp.workspace, symlinks=True)
+    control = tp.workspace / CONTROL_DIR
+    if not (control / "tools.toml").is_file():
+        raise InputError(f"{task_workspace}: no {CONTROL_DIR}/tools.toml: not a task workspace")
+    shutil.move(control, tp.run)
+    return WorkspacePaths(tp.workspace, control_dir=tp.run)
+
+
+def give_to(root: Path, uid: int) -> None:
+    """The sandbox's uid owns its workspace (and nothing else on the host)."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        os.chown(dirpath, uid, uid, follow_symlinks=False)
+        for name in filenames + dirnames:
+            os.chown(os.path.join(dirpath, name), uid, uid, follow_symlinks=False)
+
+
+def deliver_as(uid: int):
+    """Results are copied into the workspace by the sandbox's own uid: whatever the agent put in
+    the way (a symlink, a file) can only redirect the copy to where that uid may write anyway."""
+    def deliver(staging: Path, dest: Path) -> None:
+        if dest.is_symlink() or dest.parent.is_symlink() or dest.exists():
+            raise InputError(f"{dest.parent.name}/{dest.name} already exists or is a symlink")
+        programs = require_programs()
+        done = run(Command([programs["setpriv"], f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                            "mkdir", "-p", "--", str(dest.parent)]), staging.parent / "deliver.log", check=False)
+        done = run(Command([programs["setpriv"], f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                            "cp", "-R", "--no-dereference", "--no-preserve=all", "--", str(staging), str(dest)]),
+                   staging.parent / "deliver.log", check=False)
+        if not done.ok:
+            raise InputError(f"copy into {dest.parent.name}/{dest.name} failed: {done.log_tail(2)}")
+    return deliver
+
+
+def write_once(path: Path, text: str) -> None:
+    """Records are never overwritten: a second writer fails instead of replacing the first."""
+    with open(path, "x") as handle:
+        handle.write(text)
 
 
 def load_records(runs: Path) -> list[RunRecord]:

@@ -1,0 +1,174 @@
+"""The metering broker: serves the `closer-tool` calls of a sandboxed agent from outside its sandbox.
+
+The runner owns it. It listens on a Unix socket that is the only thing of the run directory the
+sandbox sees; each connection carries one request (newline-delimited JSON)::
+
+    {"op": "call", "tool": "sim", "args": []}    ->  progress lines, then one result line
+    {"op": "status"}                              ->  one result line
+
+and the broker runs `metered_call` on the run's workspace, whose control dir (ledger, trajectory,
+snapshots, budget) lives outside the workspace. Calls are serialized by the run's lock, and the cap
+check and the charge happen under it, so concurrent calls never overspend. A client that
+disconnects (or is killed) does not stop its call: the call runs to its end, is recorded and
+charged, and its results are delivered.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import socket
+import threading
+import time
+import traceback
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from closer.budget import ToolClass
+from closer.errors import CloserError
+from closer.metered.front import Deliver, metered_call
+from closer.metered.ledger import status
+from closer.metered.paths import WorkspacePaths
+
+PROGRESS_EVERY_S = 15.0
+MAX_REQUEST_BYTES = 1 << 16
+EXIT_USAGE = 2
+EXIT_INFRA = 13
+
+
+class CallRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    op: str = Field(pattern="^(call|status)$")
+    tool: ToolClass | None = None
+    args: list[str] = Field(default_factory=list, max_length=256)
+
+
+class Broker:
+    def __init__(self, ws: WorkspacePaths, socket_path: Path, deliver: Deliver | None = None,
+                 log: Path | None = None):
+        self.ws = ws
+        self.socket_path = socket_path
+        self.deliver = deliver
+        self.log = log or socket_path.with_suffix(".log")
+        self._server: socket.socket | None = None
+        self._accepting = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+
+    def start(self) -> "Broker":
+        self.socket_path.parent.mkdir(parents=True, exist_ok=True)
+        self.socket_path.unlink(missing_ok=True)
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(str(self.socket_path))
+        os.chmod(self.socket_path, 0o666)  # the sandbox's uid connects; nothing else can see it
+        server.listen(16)
+        server.settimeout(0.2)
+        self._server = server
+        self._accepting.set()
+        accept = threading.Thread(target=self._accept_loop, name="broker-accept", daemon=True)
+        accept.start()
+        self._threads.append(accept)
+        return self
+
+    def stop(self, wait_s: float | None = None) -> int:
+        """Stop accepting and wait for the calls still running (they are bounded by the run's wall
+        clock). Returns how many calls were still running when the wait ended."""
+        self._accepting.clear()
+        deadline = None if wait_s is None else time.monotonic() + wait_s
+        for thread in list(self._threads):
+            thread.join(None if deadline is None else max(deadline - time.monotonic(), 0))
+        if self._server is not None:
+            self._server.close()
+        self.socket_path.unlink(missing_ok=True)
+        return sum(t.is_alive() for t in self._threads)
+
+    def _accept_loop(self) -> None:
+        assert self._server is not None
+        while self._accepting.is_set():
+            try:
+                conn, _ = self._server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            worker = threading.Thread(target=self._serve, args=(conn,), name="broker-call", daemon=True)
+            with self._lock:
+                self._threads.append(worker)
+            worker.start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            conn.settimeout(30)
+            try:
+                request = _read_request(conn)
+            except (ValueError, ValidationError, OSError) as exc:
+                _send(conn, {"type": "result", "exit_code": EXIT_USAGE,
+                             "output": f"closer-tool: bad request to the metering broker: {_first_line(exc)}"})
+                return
+            conn.settimeout(None)
+            _send(conn, self._answer(request, conn))
+
+    def _answer(self, request: CallRequest, conn: socket.socket) -> dict:
+        try:
+            if request.op == "status":
+                return {"type": "result", "exit_code": 0, "status": dataclasses.asdict(status(self.ws))}
+            if request.tool is None:
+                raise CloserError("a call request names its tool")
+            result = self._call_with_progress(request.tool, request.args, conn)
+            return {"type": "result", "exit_code": result.exit_code, "output": result.feedback}
+        except CloserError as exc:
+            return {"type": "result", "exit_code": EXIT_USAGE, "output": f"closer-tool: error: {exc}"}
+        except Exception:  # the harness failed, not the agent: logged, reported as infrastructure
+            with open(self.log, "a") as log:
+                log.write(traceback.format_exc())
+            return {"type": "result", "exit_code": EXIT_INFRA,
+                    "output": f"closer-tool: the metering broker failed (logged in {self.log.name})"}
+
+    def _call_with_progress(self, tool: ToolClass, args: list[str], conn: socket.socket):
+        box: dict = {}
+
+        def work() -> None:
+            try:
+                box["result"] = metered_call(self.ws, tool, args, deliver=self.deliver)
+            except BaseException as exc:  # handed back to the serving thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=work, name=f"metered-{tool.value}", daemon=True)
+        start = time.monotonic()
+        worker.start()
+        while worker.is_alive():
+            worker.join(PROGRESS_EVERY_S)
+            if worker.is_alive():
+                _send(conn, {"type": "progress", "elapsed_s": round(time.monotonic() - start, 1)},
+                      quiet=True)
+        if "error" in box:
+            raise box["error"]
+        return box["result"]
+
+
+def _read_request(conn: socket.socket) -> CallRequest:
+    data = b""
+    while b"\n" not in data:
+        chunk = conn.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+        if len(data) > MAX_REQUEST_BYTES:
+            raise ValueError(f"request over {MAX_REQUEST_BYTES} bytes")
+    line = data.split(b"\n", 1)[0]
+    return CallRequest.model_validate_json(line)
+
+
+def _send(conn: socket.socket, message: dict, quiet: bool = False) -> None:
+    """A client that went away does not stop the call; its answer is simply not read."""
+    try:
+        conn.sendall(json.dumps(message).encode() + b"\n")
+    except OSError:
+        if not quiet:
+            return
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

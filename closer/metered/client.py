@@ -1,0 +1,104 @@
+"""`closer-tool` inside a sandbox: a thin client of the metering broker (closer.metered.broker).
+
+It imports nothing of the metering itself: it sends one request over the socket named by
+$CLOSER_BROKER, prints the progress and the answer, and exits with the call's exit code. The
+ledger, the budget and the tools are on the other side of the socket.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+
+BROKER_ENV = "CLOSER_BROKER"
+EXIT_INFRA = 13
+TOOLS = ("sim", "synth", "pnr", "verify")
+USAGE = """usage: closer-tool sim|synth|pnr|verify [ARGS...]   run a metered tool class on the workspace
+       closer-tool status [--json]                  budget left; spends nothing
+
+Every call is counted, limited and recorded. Exit codes: 0 ok, 1 tool error, 10 refused
+(class budget spent), 11 refused (wall clock spent), 12 tool timed out, 13 infrastructure
+error, 2 bad usage."""
+
+
+def broker_path() -> str | None:
+    return os.environ.get(BROKER_ENV) or None
+
+
+def main(argv: list[str]) -> int:
+    argv = [a for a in argv if a not in ("-w", "--workspace")]  # the workspace is the broker's
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0 if argv else 2
+    command, rest = argv[0], argv[1:]
+    if command == "status":
+        answer = _ask({"op": "status"})
+        if answer.get("exit_code") == 0 and "status" in answer:
+            print(json.dumps(answer["status"], indent=2) if "--json" in rest else format_status(answer["status"]))
+        else:
+            print(answer.get("output", ""))
+        return int(answer.get("exit_code", EXIT_INFRA))
+    if command not in TOOLS:
+        print(f"closer-tool: unknown command {command!r}\n{USAGE}", file=sys.stderr)
+        return 2
+    answer = _ask({"op": "call", "tool": command, "args": rest})
+    print(answer.get("output", ""))
+    return int(answer.get("exit_code", EXIT_INFRA))
+
+
+def _ask(request: dict) -> dict:
+    path = broker_path()
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.connect(path or "")
+            conn.sendall(json.dumps(request).encode() + b"\n")
+            return _read_answer(conn.makefile("rb"))
+    except OSError as exc:
+        return {"exit_code": EXIT_INFRA, "output": f"closer-tool: the metering broker at {path} is not "
+                                                   f"reachable ({exc.strerror or exc})"}
+
+
+def _read_answer(stream) -> dict:
+    for raw in stream:
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            continue
+        if message.get("type") == "progress":
+            print(f"[closer-tool] still running ({message.get('elapsed_s')} s)", flush=True)
+        elif message.get("type") == "result":
+            return message
+    return {"exit_code": EXIT_INFRA, "output": "closer-tool: the metering broker closed the connection "
+                                               "without an answer"}
+
+
+def format_status(st: dict) -> str:
+    lines = [f"run {st['run_id']}, tier {st['tier']}, {st['calls']} calls recorded"]
+    for tool in TOOLS:
+        cap = st["caps"][tool]
+        cap_text = "uncapped" if cap is None else str(cap)
+        lines.append(f"  {tool:7s} used {st['used'][tool]:4d} of {cap_text:>8s}")
+    lines.append(f"  wall    {st['elapsed_s']:.0f} s of {st['wall_s']:.0f} s ({st['remaining']['wall_s']:.0f} s left)")
+    lines.append(f"  best public reward so far: {st['best_reward']}")
+    if st.get("call_running"):
+        lines.append("  a call is running now")
+    if st.get("interrupted_call") is not None:
+        lines.append(f"  call {st['interrupted_call']} was interrupted (its process died); it is counted above")
+    lines += [f"  warning: {line}" for line in st.get("bad_lines", [])]
+    return "\n".join(lines)
+
+
+def entry() -> None:
+    """The `closer-tool` command: the broker's client inside a sandbox ($CLOSER_BROKER set),
+    else the metering itself on a standalone workspace (closer.metered.cli, imported only then)."""
+    if broker_path():
+        sys.exit(main(sys.argv[1:]))
+    from closer.metered.cli import main as standalone_main
+
+    standalone_main()
+
+
+if __name__ == "__main__":
+    entry()

@@ -8,6 +8,7 @@ metered tools, wall clock and trajectory as an LLM agent.
 
 from __future__ import annotations
 
+import re
 import shlex
 import sys
 from dataclasses import dataclass, field, replace
@@ -17,6 +18,7 @@ from closer.errors import InputError
 from closer.sandbox.spec import Endpoint
 
 MACHINERY = ("null", "oracle", "sweep")
+PLACEHOLDER = re.compile(r"\{(workspace|instructions|solution|[a-z]+)\}")  # other braces are the agent's
 
 
 @dataclass(frozen=True)
@@ -37,9 +39,9 @@ class AgentSpec:
 
     def argv(self, workspace: Path, instructions: Path, solution: Path | None) -> list[str]:
         """The command with the placeholders filled (paths as the sandbox shows them)."""
-        values = {"workspace": str(workspace), "instructions": str(instructions),
-                  "solution": str(solution) if solution else ""}
-        return [arg.format(**values) if "{" in arg else arg for arg in self.argv_template]
+        values = {"{workspace}": str(workspace), "{instructions}": str(instructions),
+                  "{solution}": str(solution) if solution else ""}
+        return [PLACEHOLDER.sub(lambda m: values.get(m.group(0), m.group(0)), arg) for arg in self.argv_template]
 
 
 def resolve_agent(name: str, label: str | None = None, backend: str | None = None, model: str | None = None,
@@ -68,8 +70,8 @@ def _resolve(name: str, label: str | None, backend: str | None, model: str | Non
         raise InputError(f"--agent {name!r}: not a baseline ({', '.join(MACHINERY)}) and the command has no "
                          "{workspace} or {instructions} placeholder")
     for arg in argv:
-        stripped = arg.replace("{workspace}", "").replace("{instructions}", "")
-        if "{" in stripped and "}" in stripped:
-            raise InputError(f"--agent {name!r}: unknown placeholder in {arg!r}; known: {{workspace}}, {{instructions}}")
+        unknown = [m.group(0) for m in PLACEHOLDER.finditer(arg) if m.group(0) not in ("{workspace}", "{instructions}")]
+        if unknown:
+            raise InputError(f"--agent {name!r}: unknown placeholder {unknown[0]}; known: {{workspace}}, {{instructions}}")
     return AgentSpec(label=label or Path(argv[0]).name, argv_template=argv, machinery_baseline=False,
                      backend=backend, model=model, quantization=quantization)

@@ -1,0 +1,253 @@
+"""Attacks of a dishonest agent on `closer task run` (issue #16), each next to its honest
+equivalent: the agent runs in its sandbox and reaches the metering only through the broker.
+
+Agents here are command lines (`python -c CODE {workspace}`) so each attack is exactly what a
+real agent could run. gcd-A's null scores 0 and its oracle 1.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shlex
+import socket
+import threading
+from pathlib import Path
+
+import psutil
+import pytest
+import tomli_w
+import tomllib
+
+from closer.agents import resolve_agent
+from closer.tasks.generate import generate_suite
+from closer.tasks.models import TaskKind
+from closer.tasks.paths import SuitePaths
+from closer.tasks.runner import run_trials
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory) -> SuitePaths:
+    out = tmp_path_factory.mktemp("suite")
+    generate_suite("gcd", out, kinds=[TaskKind.A], budgets=["low"])
+    suite = SuitePaths(out)
+    # the harness's configuration (not the agent's): a sim cap of 2 for the race below
+    tools = suite.task("gcd-A-low").workspace / ".closer" / "tools.toml"
+    config = tomllib.loads(tools.read_text())
+    config["budget"]["sim"] = 2
+    tools.write_text(tomli_w.dumps(config))
+    return suite
+
+
+def python_agent(code: str, label: str, network: list[str] | None = None):
+    """An agent whose whole program is `code` (argv[1] is the workspace)."""
+    packed = base64.b64encode(code.encode()).decode()
+    program = f"import base64; exec(base64.b64decode({packed!r}))"
+    return resolve_agent(f"python -c {shlex.quote(program)} {{workspace}}", label=label, network=network)
+
+
+def trajectory(record) -> list[dict]:
+    path = Path(record.paths["trajectory"])
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def report(record, name: str) -> str:
+    return (Path(record.paths["workspace"]) / name).read_text()
+
+
+def test_the_hidden_part_is_out_of_reach(suite: SuitePaths, tmp_path: Path) -> None:
+    """Attack: find the hidden folder (via /proc of the parent, or its known path) and copy the
+    reference solution; overwrite the hidden oracle. Inside the sandbox neither path exists and
+    /proc shows only the sandbox's own processes."""
+    hidden = suite.hidden("gcd-A-low")
+    code = f"""
+import os, shutil, sys
+ws = sys.argv[1]
+seen = []
+for pid in os.listdir('/proc'):
+    if pid.isdigit():
+        try: seen.append(open(f'/proc/{{pid}}/cmdline','rb').read().replace(b'\\0', b' ').decode())
+        except OSError: pass
+out = ['procs:' + repr(len(seen)), 'hidden-visible:' + str(any({str(hidden.root)!r} in c for c in seen))]
+try:
+    shutil.copyfile({str(hidden.solution / 'rtl' / 'gcd.v')!r}, ws + '/rtl/gcd.v'); out.append('copied')
+except OSError as exc: out.append('copy-failed:' + type(exc).__name__)
+try:
+    open({str(hidden.oracle / 'test_gcd.py')!r}, 'w').write('# nothing to check'); out.append('overwrote')
+except OSError as exc: out.append('overwrite-failed:' + type(exc).__name__)
+open(ws + '/attack.txt', 'w').write(chr(10).join(out))
+"""
+    [record] = run_trials(suite.task("gcd-A-low").root, python_agent(code, "hidden-thief"), 1, tmp_path / "runs")
+    lines = report(record, "attack.txt").splitlines()
+    assert "hidden-visible:False" in lines
+    assert "copy-failed:FileNotFoundError" in lines and "overwrite-failed:FileNotFoundError" in lines
+    assert int(lines[0].split(":")[1]) <= 4  # bwrap's init, the agent, maybe its children
+    assert record.reward == 0.0  # the skeleton: the honest equivalent of copying nothing
+    assert "nothing to check" not in (hidden.oracle / "test_gcd.py").read_text()
+
+
+def test_tools_repository_and_run_directory_are_out_of_reach(suite: SuitePaths, tmp_path: Path) -> None:
+    """Attack: run the EDA tools unmetered, import the EDA libraries, write the venv or the
+    evaluator's source, reach the ledger or the run header."""
+    import closer
+
+    package = Path(closer.__file__).parent
+    code = f"""
+import os, subprocess, sys
+ws = sys.argv[1]
+out = []
+for argv in (['iverilog', '-V'], ['vvp', '-V'], ['yosys', '-V'], ['sta', '-version'], ['qrouter', '-v'],
+             ['klayout', '-v'], ['verilator', '--version']):
+    try:
+        subprocess.run(argv, capture_output=True, timeout=20); out.append(argv[0] + ':ran')
+    except OSError as exc: out.append(argv[0] + ':' + type(exc).__name__)
+for module in ('pyosys.libyosys', 'klayout.db', 'cocotb.runner', 'siliconcompiler.tools'):
+    try:
+        __import__(module); out.append(module + ':imported')
+    except ImportError: out.append(module + ':ImportError')
+for target in ({str(package / 'tasks' / 'evaluate.py')!r}, sys.prefix + '/pwned'):
+    try:
+        open(target, 'a').write('# pwned'); out.append('wrote:' + target)
+    except OSError as exc: out.append('write-failed:' + type(exc).__name__)
+out.append('control-in-workspace:' + str(os.path.exists(ws + '/.closer')))
+open(ws + '/attack.txt', 'w').write(chr(10).join(out))
+"""
+    [record] = run_trials(suite.task("gcd-A-low").root, python_agent(code, "tool-thief"), 1, tmp_path / "runs")
+    lines = set(report(record, "attack.txt").splitlines())
+    assert not [line for line in lines if line.endswith((":ran", ":imported")) or line.startswith("wrote:")], lines
+    assert "control-in-workspace:False" in lines
+    assert "# pwned" not in (package / "tasks" / "evaluate.py").read_text()
+
+
+def test_eight_parallel_calls_with_two_left_run_exactly_two_and_the_ledger_cannot_be_reset(
+        suite: SuitePaths, tmp_path: Path) -> None:
+    """Attack: delete the ledger (and the lock, and run.json's caps) between calls, and race 8
+    calls against a cap of 2. The ledger is in the run directory; the broker checks and charges
+    under one lock."""
+    code = """
+import os, shutil, subprocess, sys
+ws = sys.argv[1]
+for junk in ('.closer', '.closer/trajectory.jsonl', '.closer/run.json', '.closer/lock'):
+    shutil.rmtree(os.path.join(ws, junk), ignore_errors=True)
+procs = [subprocess.Popen(['closer-tool', 'sim'], stdout=subprocess.DEVNULL) for _ in range(8)]
+codes = [p.wait() for p in procs]
+open(ws + '/codes.txt', 'w').write(' '.join(map(str, sorted(codes))))
+"""
+    [record] = run_trials(suite.task("gcd-A-low").root, python_agent(code, "racer"), 1, tmp_path / "runs")
+    records = trajectory(record)
+    ran = [r for r in records if r["outcome"] == "ok"]
+    refused = [r for r in records if r["outcome"] == "refused_budget"]
+    assert len(ran) == 2 and len(refused) == 6
+    assert report(record, "codes.txt") == "0 0 10 10 10 10 10 10"
+    assert record.run_state != "infrastructure_failure"
+
+
+def test_a_killed_client_is_charged_and_never_an_infrastructure_failure(suite: SuitePaths, tmp_path: Path) -> None:
+    """Attack: kill its own closer-tool mid-call (once that made the run an infrastructure failure,
+    blamed on the harness). The broker finishes, records and charges the call."""
+    code = """
+import subprocess, sys, time
+p = subprocess.Popen(['closer-tool', 'sim'])
+time.sleep(1.5)
+p.kill()
+"""
+    [record] = run_trials(suite.task("gcd-A-low").root, python_agent(code, "self-killer"), 1, tmp_path / "runs")
+    [call] = trajectory(record)
+    assert call["tool"] == "sim" and call["cost"]["counted"] and call["outcome"] == "ok"
+    assert record.run_state != "infrastructure_failure" and record.outcomes.get("infra_error", 0) == 0
+
+
+def test_nothing_of_the_agent_outlives_its_run(suite: SuitePaths, tmp_path: Path) -> None:
+    """Attack: leave background processes (double-forked, new session, nohup) that would rewrite
+    record.json and summary.md after the run. The pid namespace ends them with the agent; the
+    run folder is not in the sandbox anyway."""
+    out = tmp_path / "runs"
+    record_path = out / "gcd-A-low" / "lingerer" / "trial-1" / "record.json"
+    code = f"""
+import os, subprocess, sys
+for _ in range(3):
+    subprocess.Popen(['setsid', 'sh', '-c', 'sleep 4; echo forged > {record_path}; sleep 600'],
+                     start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        import time; time.sleep(600)
+    os._exit(0)
+"""
+    [record] = run_trials(suite.task("gcd-A-low").root, python_agent(code, "lingerer"), 1, out)
+    uid = record.sandbox["uid"]
+    assert not [p for p in psutil.process_iter(["uids"]) if p.info["uids"] and p.info["uids"].real == uid]
+    assert record.sandbox["leftover_processes"] == []
+    import time
+
+    time.sleep(5)
+    assert json.loads(record_path.read_text())["agent"] == "lingerer"
+
+
+def test_surface_symlinks_are_refused_with_a_reason(suite: SuitePaths, tmp_path: Path) -> None:
+    """Attack: an edit-surface file that is a symlink (to a file of the host, or of the sandbox's
+    own system) read by the metered tool outside the sandbox."""
+    code = """
+import os, subprocess, sys
+ws = sys.argv[1]
+os.symlink('/etc/hostname', ws + '/rtl/host.v')
+subprocess.run(['closer-tool', 'sim'], stdout=open(ws + '/sim.txt', 'w'))
+"""
+    [record] = run_trials(suite.task("gcd-A-low").root, python_agent(code, "linker"), 1, tmp_path / "runs")
+    [call] = trajectory(record)
+    assert call["refused"] == ["rtl/host.v: a symlink (only regular files are taken)"]
+    assert "not taken from the workspace: rtl/host.v" in report(record, "sim.txt")
+
+
+class _EchoServer:
+    """A TCP server on the host's loopback (outside the sandbox's network namespace)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.sendall(b"pong:" + conn.recv(64))
+
+
+def test_network_is_none_by_default_and_only_the_allowed_endpoints(suite: SuitePaths, tmp_path: Path) -> None:
+    allowed, other = _EchoServer(), _EchoServer()
+    code = f"""
+import socket, sys
+ws = sys.argv[1]
+out = []
+def direct(port):
+    try:
+        socket.create_connection(('127.0.0.1', port), timeout=3); return 'connected'
+    except OSError as exc: return type(exc).__name__
+def via_proxy(port):
+    try:
+        s = socket.create_connection(('127.0.0.1', 3128), timeout=5)
+    except OSError as exc: return 'no-proxy:' + type(exc).__name__
+    s.sendall(f'CONNECT 127.0.0.1:{{port}} HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n'.encode())
+    head = s.recv(200).decode()
+    if ' 200 ' not in head: return head.split(chr(13))[0]
+    s.sendall(b'ping'); return s.recv(64).decode()
+out += ['direct:' + direct({allowed.port}), 'allowed:' + via_proxy({allowed.port}), 'other:' + via_proxy({other.port})]
+open(ws + '/net.txt', 'w').write(chr(10).join(out))
+"""
+    [closed] = run_trials(suite.task("gcd-A-low").root, python_agent(code, "net-none"), 1, tmp_path / "none")
+    lines = report(closed, "net.txt").splitlines()
+    assert lines[0] == "direct:ConnectionRefusedError" and lines[1].startswith("allowed:no-proxy")
+    assert closed.sandbox["network"] == []
+    endpoint = f"127.0.0.1:{allowed.port}"
+    [opened] = run_trials(suite.task("gcd-A-low").root, python_agent(code, "net-one", network=[endpoint]), 1,
+                          tmp_path / "one")
+    lines = report(opened, "net.txt").splitlines()
+    assert lines == ["direct:ConnectionRefusedError", "allowed:pong:ping",
+                     "other:HTTP/1.1 403 Forbidden by the run's network allow-list"]
+    assert opened.sandbox["network"] == [endpoint]

@@ -16,6 +16,7 @@ from closer.errors import ToolError
 from closer.firdma_oracle import FirdmaConfig, firdma_paths, rtl_sources
 from closer.pdk import PdkPaths, pdk
 from closer.procs import Command, run
+from closer.sdc import write_canonical
 
 CORNER = "tt_025C_1v80"
 SRAM_LIB = "sky130_sram_2kbyte_1rw1r_32x512_8_TT_1p8V_25C.lib"
@@ -118,8 +119,10 @@ def sta(netlist: Path, config: FirdmaConfig, out_dir: Path, corner: str = CORNER
     paths = pdk()
     netlist, out_dir = netlist.resolve(), out_dir.resolve()  # the script runs in out_dir
     out_dir.mkdir(parents=True, exist_ok=True)
-    sdc = out_dir / "firdma.sdc"
-    sdc.write_text(sdc_text(config.period_ns))
+    source = out_dir / "firdma.source.sdc"
+    source.write_text(sdc_text(config.period_ns))
+    sdc = out_dir / "firdma.sdc"   # what OpenSTA reads: the canonical SDC closer.sdc emits
+    write_canonical(source, sdc)
     libs = [paths.liberty(corner)] + ([sram_liberty(paths)] if config.mem_style == "macro" else [])
     script = out_dir / f"sta-{corner}.tcl"
     script.write_text("\n".join([*(f"read_liberty {lib}" for lib in libs),

@@ -174,6 +174,9 @@ class DerivedMetric:
     inputs: tuple[str, ...]  # metric names (keys or other derived metrics); CLOCK_PERIOD is special
     compute: Callable[..., float]
     description: str
+    # the gate a value that is not finite or not > 0 fails (e.g. a setup slack larger than the
+    # clock period: a negative effective period is a broken timing result, not a fast design)
+    gate: str = "sta"
 
 
 CLOCK_PERIOD = "clock_period"  # from the targets file or from constraints__clocks__details

@@ -19,7 +19,7 @@ from closer.flow.cli import flow_group
 from closer.flow.paths import FlowPaths
 from closer.flow.platform import load_platform
 from closer.flow.runner import run_flow
-from closer.flow.sta_task import StaParseError, parse_sta_log
+from closer.flow.sta_task import StaParseError, parse_sta_report
 from closer.flow.steps import Backend, resolve_backend, steps_until
 from closer.paths import schema_path
 from tests.conftest import require_tool
@@ -30,21 +30,31 @@ CORNERS = ("ss_100C_1v60", "tt_025C_1v80", "ff_n40C_1v95")
 
 # --- parsers on recorded tool output ---------------------------------------------------------
 
-def test_parse_sta_log_recorded():
-    raw = parse_sta_log((FIXTURES / "gcd_sta.log").read_text())
+def test_parse_sta_report_recorded():
+    raw = parse_sta_report((FIXTURES / "gcd_sta.report.txt").read_text())
     assert raw["clocks"] == [{"name": "core_clock", "period_ns": 10.0, "sources": ["clk"]}]
     assert raw["metrics"]["timing__setup__ws__corner__ss_100C_1v60"] == pytest.approx(-1.9729e-09,
                                                                                       rel=1e-3)
     assert raw["metrics"]["timing__unconstrained__count"] == 0
 
 
-def test_parse_sta_log_rejects_unfinished_run():
-    with pytest.raises(StaParseError, match="CLOSER_DONE"):
-        parse_sta_log((FIXTURES / "gcd_sta_noclock.log").read_text())
+def test_parse_sta_report_rejects_unfinished_run():
+    with pytest.raises(StaParseError, match="no 'done' line"):
+        parse_sta_report((FIXTURES / "gcd_sta_noclock.report.txt").read_text())
+
+
+@pytest.mark.parametrize("extra", ["CLOSER_METRIC timing__setup__ws__corner__ss_100C_1v60 9e-9",
+                                   "metric timing__setup__ws__corner__ss_100C_1v60 9e-9",
+                                   "metric x not-a-number"])
+def test_parse_sta_report_rejects_foreign_lines(extra):
+    """Only the script's own lines, none after `done` (a second value cannot override the first)."""
+    text = (FIXTURES / "gcd_sta.report.txt").read_text()
+    with pytest.raises(StaParseError):
+        parse_sta_report(text + extra + "\n")
 
 
 def test_sta_metrics_units_and_worst_corner(tmp_path: Path):
-    raw = parse_sta_log((FIXTURES / "gcd_sta.log").read_text())
+    raw = parse_sta_report((FIXTURES / "gcd_sta.report.txt").read_text())
     (tmp_path / "sta.json").write_text(json.dumps(raw))
     out = metrics.sta_metrics(tmp_path / "sta.json", load_platform())
     ss = out["synth__timing__setup__ws__corner__ss_100C_1v60"]
@@ -61,7 +71,7 @@ def test_sta_metrics_units_and_worst_corner(tmp_path: Path):
 def test_nan_power_instances_recorded_picorv32(tmp_path: Path):
     """OpenSTA 2.0.17 gives NaN internal power for 4 picorv32 gates (activity underflow in the
     64-bit cycle counter); the script then sums the tool's per-instance values and counts them."""
-    raw = parse_sta_log((FIXTURES / "picorv32_sta_nan_power.log").read_text())
+    raw = parse_sta_report((FIXTURES / "picorv32_sta_nan_power.report.txt").read_text())
     (tmp_path / "sta.json").write_text(json.dumps(raw))
     out = metrics.sta_metrics(tmp_path / "sta.json", load_platform())
     assert out["synth__power__nan_instances"] == 4
@@ -73,7 +83,7 @@ def test_nan_power_instances_recorded_picorv32(tmp_path: Path):
 
 
 def test_sta_metrics_reject_nan(tmp_path: Path):
-    raw = parse_sta_log((FIXTURES / "gcd_sta.log").read_text())
+    raw = parse_sta_report((FIXTURES / "gcd_sta.report.txt").read_text())
     raw["metrics"]["power__total__corner__tt_025C_1v80"] = float("nan")
     (tmp_path / "sta.json").write_text(json.dumps(raw))
     with pytest.raises(ToolError, match="non-finite values for synth__power__total"):

@@ -14,6 +14,7 @@ from closer.paths import repo_paths, schema_path
 from closer.reward import (
     MetricNotFound, MetricsFileError, compute_reward, load_metrics, load_targets,
 )
+from closer.reward.frame import score_records
 from closer.reward.schemas import SCHEMA_MODELS, render
 
 from tests.test_reward_support import (
@@ -106,12 +107,30 @@ def test_bad_term_values_fail_naming_key(key, value, pattern):
         compute_reward(metrics_of(values), spec)
 
 
-def test_effective_period_not_positive_is_an_error():
+@pytest.mark.parametrize("ws, required", [(6.0, ["sta"]), (5.0, ["sta"]), (6.0, [])])
+def test_effective_period_not_positive_fails_the_sta_gate(ws, required):
+    """More setup slack than the clock period (issue 16: `set_max_delay 14` on a 4 ns clock gave
+    execution time -14,992 and an unscored run): the sta gate fails, the reward is 0, scored."""
     values = closer_values()
-    values["finish__timing__setup__ws"] = 6.0  # more slack than the 5 ns period
-    spec = make_targets([], [("delay", "effective_clock_period", 2.0, 1.0)])
-    with pytest.raises(MetricsFileError, match="'effective_clock_period' of target 'delay' is -1.0"):
-        compute_reward(metrics_of(values), spec)
+    values["finish__timing__setup__ws"] = ws  # the period is 5 ns
+    spec = make_targets(required, [("time", "execution_time", 40000.0, 1.0),
+                                   ("delay", "effective_clock_period", 2.0, 1.0)])
+    result = compute_reward(metrics_of(values), spec)
+    assert result.reward == 0.0 and result.gate == 0
+    assert result.gates["sta"] == "fail"
+    assert "effective_clock_period" in result.gate_details["sta"].reason
+    assert result.terms["time"].value is None and "execution_time" not in result.derived
+    frame = score_records([values], spec)
+    assert frame["reward"].tolist() == [0.0] and frame["gate"].tolist() == [0]
+
+
+def test_positive_effective_period_still_scores():
+    values = closer_values()
+    values["finish__timing__setup__ws"] = 4.0
+    spec = make_targets(["sta"], [("delay", "effective_clock_period", 2.0, 1.0)])
+    result = compute_reward(metrics_of(values), spec)
+    assert result.gate == 1 and result.derived["effective_clock_period"].value == pytest.approx(1.0)
+    assert score_records([values], spec)["reward"].tolist() == [result.reward]
 
 
 def test_unknown_metric_lists_closest_keys():

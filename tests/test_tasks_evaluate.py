@@ -132,8 +132,12 @@ def test_unconstrained_path_audit_catches_sdc_gaming(task_b: TaskPaths, tmp_path
                        "set_false_path -from [all_registers] -to [all_registers]\n")
     record = evaluate(ws, task_b.root, tmp_path / "eval")
     assert record.accepted and record.gates["func"] == "pass"
+    assert record.scored and record.reward == 0.0
+    if sdc_edit == "false_path_everything":  # closer.sdc refuses the exception before any tool runs
+        assert "set_false_path: timing exception 'false_path' is not allowed" in record.flow_error
+        return
     assert record.metrics["closer__timing__unconstrained_endpoints"] > 0
-    assert record.scored and record.reward == 0.0 and "sta" in record.failing_gates
+    assert "sta" in record.failing_gates
 
 
 @pytest.fixture(scope="module")

@@ -61,9 +61,15 @@ def test_liberty_without_unit_is_a_clear_error(tmp_path: Path) -> None:
 
 # ---- the real tools on gcd ---------------------------------------------------------------------
 
-def _design_copy(repo, tmp: Path, sdc_extra: str = "", drop_clock: bool = False) -> Path:
+def _design_copy(repo, tmp: Path, sdc_extra: str = "", drop_clock: bool = False,
+                 sdc_exceptions: tuple[str, ...] = ()) -> Path:
     folder = tmp / "gcd"
     shutil.copytree(repo.root / "designs" / "gcd", folder)
+    if sdc_exceptions:  # closer.sdc refuses timing exceptions the design does not allow
+        toml = folder / "design.toml"
+        listed = ", ".join(f'"{e}"' for e in sdc_exceptions)
+        toml.write_text(toml.read_text().replace('sdc = "constraints/gcd.sdc"',
+                                                 f'sdc = "constraints/gcd.sdc"\nsdc_exceptions = [{listed}]'))
     sdc = folder / "constraints" / "gcd.sdc"
     lines = sdc.read_text().splitlines()
     if drop_clock:
@@ -112,17 +118,19 @@ SDC_GAMING = {
 
 @pytest.mark.parametrize("edit", sorted(SDC_GAMING))
 def test_unconstrained_path_audit_two_way(repo, tmp_path: Path, edit: str) -> None:
-    """Each false-path edit leaves check_setup's count at 0; the audit counts the untimed pins and
-    the sta gate fails. (The clean SDC gives 0: test_flow and the evaluator's oracle run.)"""
+    """Each false-path edit (allowed here: by default closer.sdc refuses it) leaves check_setup's
+    count at 0; the audit counts the untimed pins and the sta gate fails. (The clean SDC gives 0:
+    test_flow and the evaluator's oracle run.)"""
     require_tool("sta")
-    result = run_flow(str(_design_copy(repo, tmp_path, SDC_GAMING[edit])), to="sta", backend="classic",
-                      out=tmp_path / "flow")
+    design = _design_copy(repo, tmp_path, SDC_GAMING[edit], sdc_exceptions=("false_path",))
+    result = run_flow(str(design), to="sta", backend="classic", out=tmp_path / "flow")
     import json
 
     meta = json.loads(Path(result.metadata).read_text())
     raw = json.loads((tmp_path / "flow/sc/gcd/job/sta/0/reports/sta.json").read_text())["metrics"]
     assert raw["timing__check_setup__unconstrained"] == 0  # what check_setup alone reports
     assert meta[mk.UNCONSTRAINED_ENDPOINTS] > 0
+    assert meta["closer__timing__sdc_exceptions"] == SDC_GAMING[edit].count("set_false_path")
     report = (tmp_path / "flow/sc/gcd/job/sta/0/reports/untimed.rpt").read_text()
     assert f"There are {meta[mk.UNCONSTRAINED_ENDPOINTS]} untimed pins" in report
     values = {mk.HOLD_WS: 1.0, mk.DRV_MAX_SLEW: 0, mk.DRV_MAX_CAP: 0,
@@ -199,7 +207,7 @@ endmodule
 
 def _run_flow_sta_script(pdk_paths, work: Path, sdc_text: str) -> dict:
     """closer_sta.tcl run directly by OpenSTA, with the sta_config.tcl the flow's STA task writes."""
-    from closer.flow.sta_task import SCRIPTS_DIR, parse_sta_log
+    from closer.flow.sta_task import SCRIPTS_DIR, STA_REPORT, parse_sta_report
     from closer.procs import Command, run
 
     work.mkdir(parents=True)
@@ -209,10 +217,11 @@ def _run_flow_sta_script(pdk_paths, work: Path, sdc_text: str) -> dict:
     lib = pdk_paths.liberty("tt_025C_1v80")
     (work / "sta_config.tcl").write_text(
         "set closer_top tie\nset closer_netlist tie.vg\nset closer_sdc {tie.sdc}\n"
-        f"set closer_corners {{{{tt_025C_1v80 {{{lib}}} {{setup hold power}}}}}}\nset closer_clock_port clk\n")
+        f"set closer_corners {{{{tt_025C_1v80 {{{lib}}} {{setup hold power}}}}}}\nset closer_clock_port clk\n"
+        f"set closer_report {STA_REPORT}\n")
     done = run(Command(["sta", "-no_init", "-exit", str(SCRIPTS_DIR / "closer_sta.tcl")], cwd=work, timeout_s=120),
                work / "sta.log", check=False)
-    return parse_sta_log(done.log.read_text())["metrics"]
+    return parse_sta_report((work / STA_REPORT).read_text())["metrics"]
 
 
 def test_audit_ignores_constant_outputs_but_counts_false_paths(pdk_paths, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from closer.errors import InputError
 from closer.paths import repo_paths
+from closer.sdc.policy import SdcException, SdcPolicy
 
 HDL_SUFFIXES = {".v": "verilog", ".vh": "verilog", ".sv": "systemverilog", ".svh": "systemverilog"}
 
@@ -53,6 +54,11 @@ class Clock(BaseModel):
 class Constraints(BaseModel):
     model_config = ConfigDict(extra="forbid")
     sdc: Path = Field(description="SDC file relative to the design folder")
+    sdc_exceptions: list[SdcException] = Field(
+        default_factory=list, description="timing exceptions the SDC may use (closer.sdc; default none)")
+
+    def sdc_policy(self) -> SdcPolicy:
+        return SdcPolicy(allow=frozenset(self.sdc_exceptions))
 
 
 class DesignConfig(BaseModel):

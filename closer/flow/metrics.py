@@ -19,6 +19,7 @@ from closer.flow.platform import Platform
 from closer.metrics import UNCONSTRAINED_ENDPOINTS
 
 STAGE = "synth"
+SDC_EXCEPTIONS = "closer__timing__sdc_exceptions"
 NS_PER_S = 1e9
 INFINITE_SLACK_S = 1e29  # OpenSTA returns 1e30 when no path is checked
 
@@ -64,6 +65,9 @@ KEY_TABLE: list[KeyDoc] = [
            "endpoints and loaded non-clock inputs with no finite setup or no finite hold slack at any "
            "corner, false-pathed ones included (reports/untimed.rpt; OpenSTA's `check_setup` misses "
            "those); Closer's key from closer/metrics.py (ORFS has none)"),
+    KeyDoc(SDC_EXCEPTIONS, "count",
+           "timing-exception commands (set_false_path, set_multicycle_path, ...) in the SDC, which "
+           "closer.sdc refuses unless the task's kind allows them (reports/sdc.json lists them)"),
     KeyDoc("synth__power__total", "W", "OpenSTA `sta::design_power` at the power corner (tt), "
            "as `report_power` prints it (reports/power.tt_025C_1v80.rpt)"),
     KeyDoc("synth__power__internal__total", "W", "the same, internal column"),
@@ -182,6 +186,7 @@ def sta_metrics(sta_json: Path, platform: Platform) -> dict[str, object]:
         out[f"{STAGE}__timing__drv__max_slew__corner__{corner}"] = count
     out[f"{STAGE}__timing__drv__max_slew"] = max(slew.values())
     out[UNCONSTRAINED_ENDPOINTS] = int(values["timing__unconstrained__count"])
+    out[SDC_EXCEPTIONS] = len(raw.get("sdc_exceptions", []))
     for power_corner in platform.corners_with("power")[:1]:
         for part in ("internal", "switching", "leakage"):
             out[f"{STAGE}__power__{part}__total"] = values[f"power__{part}__total__corner__{power_corner}"]

@@ -15,6 +15,7 @@ class FlowPaths:
         <root>/
           sc/<design>/job/<step>/0/   SiliconCompiler node directories (inputs/, outputs/,
                                       reports/, <step>.log); reused when their inputs are unchanged
+          constraints.sdc             the canonical SDC (closer.sdc) every node reads
           metrics/1_synth.json        ORFS-named synthesis metrics (Yosys stat)
           metrics/1_synth_sta.json    ORFS-named timing and power metrics (OpenSTA)
           metadata.json               all stage files merged, plus run__/constraints__ keys
@@ -37,6 +38,10 @@ class FlowPaths:
 
     def node_log(self, step: str) -> Path:
         return self.node_dir(step) / f"{step}.log"
+
+    @property
+    def canonical_sdc(self) -> Path:
+        return self.root / "constraints.sdc"
 
     @property
     def metrics_dir(self) -> Path:

@@ -1,7 +1,7 @@
 """Placement, routing and signoff (closer.physical.run_physical) as one SiliconCompiler task node.
 
-The node takes the netlist the `sta` node passes on (`inputs/<top>.vg`) and the design's SDC,
-runs `run_physical` in the node directory (`phys/`), and writes `reports/pnr.json`: the physical
+The node takes the netlist the `sta` node passes on (`inputs/<top>.vg`) and the design's SDC
+(the flow's canonical one; `run_physical` reads it through closer.sdc again), runs `run_physical` in the node directory (`phys/`), and writes `reports/pnr.json`: the physical
 metrics (ORFS keys `detailedroute__*`, `finish__*` and Closer's `closer__*`), plus the signoff
 counts under the keys the reward gates read (closer/metrics.py). A DRC-dirty or partly unrouted
 layout is a result, not a failure: the node fails only when `run_physical` raises.
@@ -43,11 +43,15 @@ class PnrTask(ASICTask):
         self.add_parameter("aspect_ratio", "float", "core height / width")
         self.add_parameter("router_passes", "int", "qrouter stage2 rip-up passes")
         self.add_parameter("repair_rounds", "int", "search-and-repair batch rounds")
+        self.add_parameter("sdc_exceptions", "[str]", "timing exceptions the SDC may use (closer.sdc)")
 
     def set_physical(self, physical, step: str, index: str) -> None:
         """The design's [physical] table (closer.designs.model.Physical)."""
         for key in ("core_utilization", "aspect_ratio", "router_passes", "repair_rounds"):
             self.set("var", key, getattr(physical, key), step=step, index=index)
+
+    def set_sdc_exceptions(self, exceptions, step: str, index: str) -> None:
+        self.set("var", "sdc_exceptions", [str(e) for e in exceptions], step=step, index=index)
 
     def tool(self) -> str:
         return "closer_physical"
@@ -59,6 +63,8 @@ class PnrTask(ASICTask):
         super().setup()
         self.set("var", "physical_revision", physical_revision())
         self.add_required_key("var", "physical_revision")
+        if self.get("var", "sdc_exceptions"):  # SiliconCompiler refuses an empty required key
+            self.add_required_key("var", "sdc_exceptions")
         self.add_input_file(ext="vg")
         self.add_output_file(ext="vg")
         self.add_output_file(ext="gds")
@@ -69,6 +75,7 @@ class PnrTask(ASICTask):
         from closer.physical.floorplan import FloorplanConfig
         from closer.physical.repair import RepairConfig
         from closer.physical.route import RouteConfig
+        from closer.sdc import SdcPolicy
 
         util, aspect, passes, rounds = (self.get("var", k) for k in
                                         ("core_utilization", "aspect_ratio", "router_passes", "repair_rounds"))
@@ -76,7 +83,8 @@ class PnrTask(ASICTask):
                                     **({"aspect": aspect} if aspect is not None else {}))
         route = RouteConfig(**({"max_passes": passes} if passes is not None else {}))
         repair = RepairConfig() if rounds is None else RepairConfig(rounds=rounds, item_rounds=3 * rounds)
-        return PhysicalConfig(floorplan=floorplan, route=route, repair=repair)
+        policy = SdcPolicy(allow=frozenset(self.get("var", "sdc_exceptions") or []))
+        return PhysicalConfig(floorplan=floorplan, route=route, repair=repair, sdc_policy=policy)
 
     def _sdc_files(self) -> list[str]:
         files: list[str] = []

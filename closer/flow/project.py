@@ -13,8 +13,9 @@ from closer.pdk import PdkPaths
 JOB_NAME = "job"
 
 
-def sc_design(design: Design, paths: DesignPaths, config_name: str):
-    """The SiliconCompiler Design: fileset `rtl` (sources, include dirs, parameters), `sdc`."""
+def sc_design(design: Design, paths: DesignPaths, config_name: str, sdc: Path):
+    """The SiliconCompiler Design: fileset `rtl` (sources, include dirs, parameters), `sdc` (the
+    canonical SDC closer.sdc wrote from the design's, never the design's file itself)."""
     from siliconcompiler import Design as ScDesign
 
     config = design.config(config_name)
@@ -28,7 +29,7 @@ def sc_design(design: Design, paths: DesignPaths, config_name: str):
         for name, value in sorted(config.parameters.items()):
             sc.set_param(name, _param_value(value))
     with sc.active_fileset("sdc"):
-        sc.add_file(str(paths.sdc(design)), filetype="sdc")
+        sc.add_file(str(sdc), filetype="sdc")
     return sc
 
 
@@ -42,13 +43,13 @@ def _param_value(value: int | str | bool) -> str:
 
 def build_project(design: Design, paths: DesignPaths, config_name: str, platform: Platform,
                   pdk_paths: PdkPaths, steps: list[Step], flow_paths: FlowPaths, to: str,
-                  flow_name: str, log_stream=None):
+                  flow_name: str, sdc: Path, log_stream=None):
     """The ASIC project over the backend's whole step list, run up to step `to` (SiliconCompiler's
     `option to`), so the graph and its name stay the same whatever `--to` is and the nodes of a
     longer earlier run are reused. With `log_stream`, SiliconCompiler's console log goes there."""
     from siliconcompiler import ASIC, Flowgraph
 
-    project = ASIC(sc_design(design, paths, config_name))
+    project = ASIC(sc_design(design, paths, config_name, sdc))
     project.option.set_nodashboard(True)   # the CLI draws its own one-line progress
     if log_stream is not None:
         redirect_console_log(project, log_stream)
@@ -107,9 +108,12 @@ def _configure(project, step_name: str, design: Design, platform: Platform) -> N
     if step_name == "pnr":
         from closer.flow.pnr_task import PnrTask
 
-        PnrTask.find_task(project).set_physical(design.physical, step=step_name, index="0")
+        task = PnrTask.find_task(project)
+        task.set_physical(design.physical, step=step_name, index="0")
+        task.set_sdc_exceptions(design.constraints.sdc_exceptions, step=step_name, index="0")
     if step_name == "sta":
         from closer.flow.sta_task import ClassicStaTask
 
-        ClassicStaTask.find_task(project).set_clock_port(design.clock.port, step=step_name,
-                                                         index="0")
+        task = ClassicStaTask.find_task(project)
+        task.set_clock_port(design.clock.port, step=step_name, index="0")
+        task.set_sdc_exceptions(design.constraints.sdc_exceptions, step=step_name, index="0")

@@ -22,7 +22,7 @@ from pathlib import Path
 from closer import __version__
 from closer import metrics as closer_keys
 from closer.designs.model import load_design
-from closer.errors import ToolError
+from closer.errors import CloserError, ToolError
 from closer.flow import metrics
 from closer.flow.paths import FlowPaths, default_run_dir
 from closer.flow.platform import load_platform
@@ -31,6 +31,7 @@ from closer.flow.steps import STEPS, Backend, Step, resolve_backend, steps_until
 from closer.toolchain import use_venv_tools
 from closer.paths import repo_paths
 from closer.pdk import pdk
+from closer.sdc import SdcError, write_canonical
 
 NODE_TIMEOUT_S = 900.0
 PNR_STAGE_FILE = "6_pnr.json"   # the physical stages' keys (floorplan__ ... finish__, closer__)
@@ -84,12 +85,13 @@ def run_flow(design_name: str, config: str = "default", to: str | None = None,
     flow_paths.root.mkdir(parents=True, exist_ok=True)
 
     with _exclusive(flow_paths), open(flow_paths.root / "sc.log", "w") as sc_log:
+        sdc = _canonical_sdc(design, design_paths, flow_paths, steps, start, chosen, config)
         _drop_nodes_of_another_platform(flow_paths)
         before = {s.name: _manifest_mtime(flow_paths, s.name, design.top) for s in steps}
         watcher = _ProgressWatcher(flow_paths, steps, design.top, before, progress)
         project = build_project(design, design_paths, config, platform, pdk_paths,
                                 STEPS[chosen], flow_paths, to=steps[-1].name,
-                                flow_name=f"closer-{chosen.value}", log_stream=sc_log)
+                                flow_name=f"closer-{chosen.value}", sdc=sdc, log_stream=sc_log)
         for step in steps:
             project.set("option", "timeout", NODE_TIMEOUT_S, step=step.name, index="0")
         watcher.start()
@@ -110,6 +112,19 @@ def run_flow(design_name: str, config: str = "default", to: str | None = None,
                                          chosen, records, pdk_paths.root))
     metrics.write_json(flow_paths.record, asdict(result))
     return result
+
+
+def _canonical_sdc(design, design_paths, flow_paths: FlowPaths, steps: list[Step], start: float,
+                   backend: Backend, config: str) -> Path:
+    """The design's SDC read as data (closer.sdc) and written as the canonical SDC the nodes read;
+    an SDC outside the allowed subset fails the run (SdcError, recorded in flow.json)."""
+    try:
+        write_canonical(design_paths.sdc(design), flow_paths.canonical_sdc,
+                        design.constraints.sdc_policy())
+    except SdcError as exc:
+        _record_failure(flow_paths, design.name, config, backend, steps, start, exc)
+        raise
+    return flow_paths.canonical_sdc
 
 
 def platform_revision() -> str:
@@ -154,7 +169,7 @@ def _exclusive(flow_paths: FlowPaths):
 
 
 def _record_failure(flow_paths: FlowPaths, design: str, config: str, backend: Backend,
-                    steps: list[Step], start: float, error: ToolError) -> None:
+                    steps: list[Step], start: float, error: CloserError) -> None:
     """Keep the last good metadata.json as metadata.previous.json (so nothing recorded is lost,
     and a stale file is not scored as this run's), and write the failed run record."""
     if flow_paths.metadata.exists():

@@ -27,6 +27,7 @@ from closer.physical import cleanup, defio, drc, gds, lvs, netlist as netlist_mo
 from closer.physical.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
 from closer.physical.lef import Macro, Tech, read_macros, read_tech
 from closer.physical.netlist import Netlist
+from closer.sdc import SdcPolicy, write_canonical
 
 
 @dataclass
@@ -40,6 +41,7 @@ class PhysicalConfig:
     signoff_corner: str = "tt_025C_1v80"  # the corner of the finish__* timing and power keys
     clock_port: str | None = None         # used when no SDC is given
     clock_period_ns: float | None = None
+    sdc_policy: SdcPolicy = field(default_factory=SdcPolicy)  # exceptions the SDC may use
 
     def __post_init__(self) -> None:
         if self.pin_access not in ("lef", "hybrid", "pads"):
@@ -52,6 +54,7 @@ class PhysicalConfig:
 class PhysicalPaths:
     """The run directory::
 
+        <out>/constraints.sdc         the canonical SDC (closer.sdc) of the given one
         <out>/netlist.json            Yosys JSON of the input netlist
         <out>/placed.def              floorplan + placement + pins + power grid
         <out>/router_cells.lef        qrouter's view of the cells (pin access)
@@ -67,6 +70,7 @@ class PhysicalPaths:
     def __init__(self, root: Path, top: str) -> None:
         self.root, self.top = root, top
 
+    canonical_sdc = property(lambda s: s.root / "constraints.sdc")
     netlist_json = property(lambda s: s.root / "netlist.json")
     placed_def = property(lambda s: s.root / "placed.def")
     router_lef = property(lambda s: s.root / "router_cells.lef")
@@ -350,7 +354,8 @@ class Sta(Step):
         for corner in ctx.config.corners:
             for use in (None, spef):
                 r = sta.run_sta(corner, ctx.pdk.liberty(corner), ctx.netlist_v, ctx.top, ctx.sdc, use,
-                                ctx.paths.sta_dir, ctx.config.clock_port, ctx.config.clock_period_ns)
+                                ctx.paths.sta_dir, ctx.config.clock_port, ctx.config.clock_period_ns,
+                                ctx.config.sdc_policy)
                 ctx.sta_results.append(r)
                 tag = "spef" if use else "nospef"
                 out[f"closer__timing__setup__ws__{corner}__{tag}"] = r.setup_ws_ns
@@ -439,8 +444,12 @@ def run_physical(netlist_v: Path, top: str, sdc: Path | None, out_dir: Path,
     if sdc is None and not (config.clock_port and config.clock_period_ns):
         raise InputError("give an SDC or config.clock_port + config.clock_period_ns")
     out_dir.mkdir(parents=True, exist_ok=True)
+    paths = PhysicalPaths(out_dir, top)
+    if sdc is not None:  # read as data before any step runs: a refused SDC fails here, not after routing
+        write_canonical(Path(sdc), paths.canonical_sdc, config.sdc_policy)
+        sdc = paths.canonical_sdc
     p = pdk()
-    ctx = Context(netlist_v, top, Path(sdc) if sdc else None, PhysicalPaths(out_dir, top), config, p,
+    ctx = Context(netlist_v, top, Path(sdc) if sdc else None, paths, config, p,
                   read_tech(p.tech_lef), read_macros(p.cell_lef))
     for step_cls in STEPS:
         step_cls().start(ctx)

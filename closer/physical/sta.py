@@ -22,9 +22,9 @@ from pathlib import Path
 
 from closer.errors import ToolError
 from closer.procs import Command, run
+from closer.sdc import SdcPolicy, write_canonical
 
 DONE_MARK = "CLOSER_DONE"
-SLEW_BEGIN, SLEW_END = "CLOSER_MAX_TRANSITION_BEGIN", "CLOSER_MAX_TRANSITION_END"
 
 
 @dataclass
@@ -46,7 +46,7 @@ _VIOLATED_ROW = re.compile(r"^(\S+)\s+" + _NUM + r"\s+" + _NUM + r"\s+" + _NUM +
 _DRIVER = re.compile(r"^CLOSER_DRIVER (\S+) (\S+) (\S+) " + _NUM + r"\s*$", re.M)
 
 # Every driver pin with the largest of its net's rise/fall total capacitance (farads) at the max
-# corner; the liberty cell is printed as `<library>/<cell>`.
+# corner, written to the open file $closer_fh; the liberty cell is written as `<library>/<cell>`.
 _DRIVER_CAPS_TCL = """\
 set closer_corner [sta::cmd_corner]
 foreach pin [get_pins */*] {
@@ -58,65 +58,97 @@ foreach pin [get_pins */*] {
     set value [$net capacitance $rf $closer_corner max]
     if { $value > $cap } { set cap $value }
   }
-  puts "CLOSER_DRIVER [get_full_name $pin] [get_name [$pin liberty_port]]\
+  puts $closer_fh "CLOSER_DRIVER [get_full_name $pin] [get_name [$pin liberty_port]]\
  [get_full_name [get_lib_cells -of_objects [$pin instance]]] $cap"
 }
 """
 
 
+@dataclass(frozen=True)
+class StaReports:
+    """The files one `sta_script` run writes its results to (never parsed from the log)."""
+
+    setup: Path
+    hold: Path
+    power: Path
+    slew: Path
+    drivers: Path
+    done: Path
+
+    @classmethod
+    def of(cls, work: Path, tag: str) -> "StaReports":
+        return cls(*(work / f"sta_{tag}.{part}.rpt"
+                     for part in ("setup", "hold", "power", "slew", "drivers", "done")))
+
+
 def sta_script(liberty: Path, netlist_v: Path, top: str, sdc: Path | None, spef: Path | None,
-               clock_port: str | None, period_ns: float | None) -> str:
-    lines = [f"read_liberty {liberty}", f"read_verilog {netlist_v}", f"link_design {top}"]
+               clock_port: str | None, period_ns: float | None, reports: StaReports) -> str:
+    """`sdc` must be a canonical SDC (closer.sdc.write_canonical); run_sta makes sure it is."""
+    lines = [f"read_liberty {{{liberty}}}", f"read_verilog {{{netlist_v}}}", f"link_design {top}"]
     if sdc is not None:
-        lines.append(f"read_sdc {sdc}")
+        lines.append(f"read_sdc {{{sdc}}}")
     elif clock_port and period_ns:
         lines.append(f"create_clock -name clk -period {period_ns} [get_ports {clock_port}]")
     if spef is not None:
-        lines.append(f"read_spef {spef}")
+        lines.append(f"read_spef {{{spef}}}")
     lines += [
-        'puts "CLOSER_SETUP"',
-        "report_checks -path_delay max -digits 4",
-        'puts "CLOSER_HOLD"',
-        "report_checks -path_delay min -digits 4",
-        "report_power",
-        f'puts "{SLEW_BEGIN}"',
-        "report_check_types -max_transition -all_violators -digits 4",
-        f'puts "{SLEW_END}"',
+        f"report_checks -path_delay max -digits 4 > {{{reports.setup}}}",
+        f"report_checks -path_delay min -digits 4 > {{{reports.hold}}}",
+        f"report_power > {{{reports.power}}}",
+        f"report_check_types -max_transition -all_violators -digits 4 > {{{reports.slew}}}",
+        f"set closer_fh [open {{{reports.drivers}}} w]",
         _DRIVER_CAPS_TCL,
-        f'puts "{DONE_MARK}"',
+        "close $closer_fh",
+        f"set closer_fh [open {{{reports.done}}} w]",
+        f'puts $closer_fh "{DONE_MARK}"',
+        "close $closer_fh",
         "exit",
     ]
     return "\n".join(lines) + "\n"
 
 
 def run_sta(corner: str, liberty: Path, netlist_v: Path, top: str, sdc: Path | None, spef: Path | None,
-            work: Path, clock_port: str | None = None, period_ns: float | None = None) -> StaResult:
+            work: Path, clock_port: str | None = None, period_ns: float | None = None,
+            sdc_policy: SdcPolicy = SdcPolicy()) -> StaResult:
+    """OpenSTA at one corner. `sdc` is read as data (closer.sdc) and OpenSTA gets its canonical
+    text; the results come from the report files, not the log (raises ToolError, SdcError)."""
     tag = f"{corner}_{'spef' if spef else 'nospef'}"
+    reports = StaReports.of(work, tag)
+    for path in vars(reports).values():
+        path.unlink(missing_ok=True)
+    canonical = None
+    if sdc is not None:
+        canonical = work / f"sta_{tag}.sdc"
+        write_canonical(Path(sdc), canonical, sdc_policy)
     tcl = work / f"sta_{tag}.tcl"
-    tcl.write_text(sta_script(liberty, netlist_v, top, sdc, spef, clock_port, period_ns))
+    tcl.write_text(sta_script(liberty, netlist_v, top, canonical, spef, clock_port, period_ns, reports))
     done = run(Command(["sta", "-no_init", "-exit", str(tcl)], cwd=work, timeout_s=600),
                work / f"sta_{tag}.log", check=False)
     text = done.log.read_text(errors="replace")
-    if done.returncode != 0 or re.search(r"^Error", text, re.M) or DONE_MARK not in text:
+    finished = reports.done.is_file() and reports.done.read_text().strip() == DONE_MARK
+    if done.returncode != 0 or re.search(r"^Error", text, re.M) or not finished:
         raise ToolError(f"OpenSTA failed at corner {corner}; log: {done.log}\n{done.log_tail()}")
-    return parse_sta_log(text, corner, liberty, spef, done.log)
-
-
-def parse_sta_log(text: str, corner: str, liberty: Path, spef: Path | None, log: Path) -> StaResult:
-    """The numbers of one `sta_script` run's log (raises ToolError naming the log if a part is missing)."""
-    setup_part, _, hold_part = text.partition("CLOSER_HOLD")
-    setup = _slack(setup_part.partition("CLOSER_SETUP")[2])
-    hold = _slack(hold_part.partition(SLEW_BEGIN)[0])
-    power = re.search(r"^Total\s+" + _NUM + r"\s+" + _NUM + r"\s+" + _NUM + r"\s+" + _NUM, text, re.M)
-    if SLEW_BEGIN not in text or SLEW_END not in text:
-        raise ToolError(f"{log}: no max_transition report ({SLEW_BEGIN} ... {SLEW_END})")
-    slew = max_transition_violators(text.partition(SLEW_BEGIN)[2].partition(SLEW_END)[0])
-    drivers = driver_caps(text)
-    over = max_cap_violators(drivers, liberty_max_capacitance(liberty))
     spef_warnings = len(re.findall(rf"^Warning: {re.escape(str(spef))}\b", text, re.M)) if spef else 0
-    return StaResult(corner, setup, hold, float(power.group(4)) if power else None, spef is not None, log,
-                     max_slew_violations=len(slew), max_cap_violations=len(over), max_cap_violators=over,
-                     spef_warnings=spef_warnings)
+    return parse_sta_reports(reports, corner, liberty, spef, done.log, spef_warnings)
+
+
+def parse_sta_reports(reports: StaReports, corner: str, liberty: Path, spef: Path | None, log: Path,
+                      spef_warnings: int = 0) -> StaResult:
+    """The numbers of one `sta_script` run, from its report files (raises ToolError naming a
+    missing one)."""
+    texts = {}
+    for name, path in vars(reports).items():
+        if not path.is_file():
+            raise ToolError(f"{path}: OpenSTA wrote no {name} report (log {log})")
+        texts[name] = path.read_text(errors="replace")
+    power = re.search(r"^Total\s+" + _NUM + r"\s+" + _NUM + r"\s+" + _NUM + r"\s+" + _NUM,
+                      texts["power"], re.M)
+    over = max_cap_violators(driver_caps(texts["drivers"]), liberty_max_capacitance(liberty))
+    slew = max_transition_violators(texts["slew"])
+    return StaResult(corner, _slack(texts["setup"]), _slack(texts["hold"]),
+                     float(power.group(4)) if power else None, spef is not None, log,
+                     max_slew_violations=len(slew), max_cap_violations=len(over),
+                     max_cap_violators=over, spef_warnings=spef_warnings)
 
 
 def _slack(report: str) -> float | None:

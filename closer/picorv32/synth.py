@@ -16,6 +16,7 @@ from pathlib import Path
 from closer.errors import ToolError
 from closer.pdk import pdk
 from closer.procs import Command, run
+from closer.sdc import write_canonical
 
 TT = "tt_025C_1v80"
 # Power-gating and probe cells are not for logic (the same cells ORFS/OpenLane keep out).
@@ -122,7 +123,9 @@ def run_sta(netlist: Path, sdc: Path, out_dir: Path, corner: str, period_ns: flo
             top: str = "picorv32", timeout_s: float = 600) -> StaResult:
     out_dir.mkdir(parents=True, exist_ok=True)
     script = out_dir / f"sta_{corner}.tcl"
-    script.write_text(sta_script(netlist, top, pdk().liberty(corner), sdc, period_ns))
+    canonical = out_dir / f"sta_{corner}.sdc"   # OpenSTA reads the SDC as closer.sdc emits it
+    write_canonical(sdc, canonical)
+    script.write_text(sta_script(netlist, top, pdk().liberty(corner), canonical, period_ns))
     done = run(Command(["sta", "-no_splash", "-exit", str(script)], cwd=out_dir,
                        timeout_s=timeout_s), out_dir / f"sta_{corner}.log")
     return StaResult(corner, period_ns, parse_worst_slack(done.log), done.log)

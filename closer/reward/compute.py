@@ -47,8 +47,11 @@ def compute_reward(metrics: Metrics, targets: Targets | LoadedTargets) -> Reward
     """Score `metrics` against `targets`. Raises GateUnmeasured, MetricNotFound, MetricsFileError."""
     loaded = targets if isinstance(targets, LoadedTargets) else None
     spec = loaded.targets if loaded else targets
-    required_set = spec.required
-    observations = {name: _observe(name, metrics, name in required_set) for name in GATE_ORDER}
+    observations = {name: _observe(name, metrics, name in spec.required) for name in GATE_ORDER}
+    broken = _broken_derived(metrics, spec)
+    for name, reason in broken.items():
+        observations[name] = Observation(name, Observed.FAIL, reason, observations[name].values)
+    required_set = spec.required | frozenset(broken)
     required = [g for g in GATE_ORDER if g in required_set]
     failed = [g for g in required if observations[g].observed is Observed.FAIL]
     unmeasured = [g for g in required if observations[g].observed is Observed.UNMEASURED]
@@ -80,6 +83,18 @@ def compute_reward(metrics: Metrics, targets: Targets | LoadedTargets) -> Reward
         derived=resolver.derived,
         provenance=_provenance(metrics, loaded),
     )
+
+
+def _broken_derived(metrics: Metrics, spec: Targets) -> dict[GateName, str]:
+    """Gate -> reason, for each target whose derived metric is not finite or not > 0: that gate
+    fails (and counts as required), so the result is scored 0 instead of left unscored."""
+    probe = _Resolver(metrics, spec, allow_missing=True)
+    for target in spec.targets:
+        try:
+            probe.value(target.metric, needed_by=f"target '{target.name}'")
+        except (MetricNotFound, MetricsFileError):
+            pass  # the scoring pass reports these
+    return {GateName(gate): reason for gate, reason in probe.broken.items()}
 
 
 def _score_terms(spec: Targets, resolver: "_Resolver") -> tuple[dict[str, Term], float | None, bool]:
@@ -155,6 +170,7 @@ class _Resolver:
     def __post_init__(self) -> None:
         self.used: dict[str, object] = {}
         self.derived: dict[str, DerivedValue] = {}
+        self.broken: dict[str, str] = {}  # gate -> why a derived value is not finite or not > 0
         self._clock_note = ""
 
     def term_value(self, term: str, metric: str) -> float | None:
@@ -191,9 +207,11 @@ class _Resolver:
                 return None
             inputs[name] = value
         result = derived.compute(*inputs.values())
-        if not math.isfinite(result):
-            raise MetricsFileError(f"{self.metrics.label()}: derived metric '{derived.name}' is "
-                                   f"{result!r} from {inputs}")
+        if not math.isfinite(result) or result <= 0:
+            self.broken.setdefault(derived.gate, (
+                f"derived metric '{derived.name}' = {derived.formula} is {result!r} from {inputs}; "
+                "it must be finite and > 0"))
+            return None
         note = self._clock_note if mk.CLOCK_PERIOD in inputs else ""
         self.derived[derived.name] = DerivedValue(value=result, unit=derived.unit,
                                                   formula=derived.formula, inputs=inputs, note=note)

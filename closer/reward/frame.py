@@ -87,7 +87,9 @@ def score_frame(frame: pd.DataFrame, targets: Targets | LoadedTargets) -> pd.Dat
     """Columns `reward`, `gate`, and per target `<name>.value`, `<name>.penalty`."""
     spec = targets.targets if isinstance(targets, LoadedTargets) else targets
     n = len(frame)
-    failed = np.zeros(n, dtype=bool)
+    resolver = _ColumnResolver(frame, spec)
+    target_values = {t.name: resolver.values(t.metric, f"target '{t.name}'") for t in spec.targets}
+    failed = resolver.broken.copy()  # a derived value not finite or not > 0 fails its gate
     unmeasured = np.zeros(n, dtype=bool)
     for name in GATE_ORDER:
         if name in spec.required:
@@ -105,9 +107,8 @@ def score_frame(frame: pd.DataFrame, targets: Targets | LoadedTargets) -> pd.Dat
     out = pd.DataFrame(index=frame.index)
     total = np.zeros(n)
     any_weighted_unmet = np.zeros(n, dtype=bool)
-    resolver = _ColumnResolver(frame, spec)
     for target in spec.targets:
-        values = resolver.values(target.metric, f"target '{target.name}'")
+        values = target_values[target.name]
         missing = np.isnan(values)
         if (missing & gate).any():
             row = frame.index[int(np.flatnonzero(missing & gate)[0])]
@@ -212,6 +213,7 @@ class _ColumnResolver:
         self.frame = frame
         self.spec = spec
         self.cache: dict[str, np.ndarray] = {}
+        self.broken = np.zeros(len(frame), dtype=bool)  # rows with a derived value not finite or <= 0
 
     def values(self, name: str, needed_by: str) -> np.ndarray:
         if name in self.cache:
@@ -223,7 +225,13 @@ class _ColumnResolver:
         elif name in mk.DERIVED:
             derived = mk.DERIVED[name]
             inputs = [self.values(i, f"{needed_by} via {name}") for i in derived.inputs]
-            result = np.asarray(derived.compute(*inputs), dtype=np.float64)
+            with np.errstate(invalid="ignore", over="ignore"):
+                result = np.asarray(derived.compute(*inputs), dtype=np.float64)
+            measured = ~np.any(np.isnan(np.vstack(inputs)), axis=0)
+            with np.errstate(invalid="ignore"):
+                bad = measured & (~np.isfinite(result) | (result <= 0))
+            self.broken |= bad
+            result = np.where(bad, np.nan, result)
         elif mk.looks_like_key(name):
             result = np.full(len(self.frame), np.nan)  # no result has it; fine only where gate is 0
         else:

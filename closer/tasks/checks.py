@@ -141,7 +141,7 @@ def write_design_folder(tree: Path, task: TaskConfig, parameters_by_config: dict
         "design": {"name": task.design, "top": task.top, "description": f"task {task.task_id}"},
         "sources": {"rtl": task.rtl, "include_dirs": []},
         "clock": {"port": task.clock_port, "period_ns": task.clock_period_ns},
-        "constraints": {"sdc": task.sdc},
+        "constraints": {"sdc": task.sdc, "sdc_exceptions": [e.value for e in task.sdc_exceptions]},
         # a design folder needs a `default` config; the task's scoring config stands in for it
         "configs": {"default": {"parameters": parameters_by_config[task.config]}}
         | {name: {"parameters": params} for name, params in parameters_by_config.items()},

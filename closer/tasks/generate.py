@@ -22,6 +22,7 @@ from closer.errors import InputError
 from closer.metered.config import ToolConfig
 from closer.metered.instructions import agent_instructions
 from closer.paths import repo_paths
+from closer.sdc import BASE_COMMANDS
 from closer.tasks.models import (BUDGET_TIERS, KIND_TITLES, SUITE_VERSION, DesignTasks, FileDigest,
                                  HiddenConfig, KindSpec, LockedManifest, StartPoint, SuiteEntry,
                                  SuiteManifest, TaskConfig, TaskKind, load_design_tasks)
@@ -167,7 +168,7 @@ def write_task(suite: SuitePaths, design: Design, dpaths: DesignPaths, tasks: De
         kind=kind, budget_tier=tier, rtl=rtl_rel, sdc=sdc_rel, clock_port=design.clock.port,
         clock_period_ns=design.clock.period_ns, edit_surface={p: l for p, l in spec.edit_surface.items()},
         public=tasks.public, test_module=tasks.test_module, flow_to=spec.flow_to,
-        design_revision=design_revision(dpaths, design, tasks), parameters=params)
+        sdc_exceptions=spec.sdc_exceptions, design_revision=design_revision(dpaths, design, tasks), parameters=params)
     _write_workspace(paths.workspace, design, dpaths, tasks, spec, config)
     paths.manifests.mkdir()
     paths.edit_surface.write_text(json.dumps({p: l.value for p, l in spec.edit_surface.items()}, indent=2) + "\n")
@@ -255,7 +256,14 @@ def render_instruction(config: TaskConfig, spec: KindSpec, tool_config: ToolConf
         task_id=config.task_id, kind_title=KIND_TITLES[config.kind], design=config.design,
         budget_tier=config.budget_tier, goal=GOALS[config.kind], top=config.top, config=config.config,
         parameters=params, surface_table=surface, public_summary=public_summary,
-        gates=", ".join(spec.gates), tools=agent_instructions(tool_config, budget))
+        gates=", ".join(spec.gates), tools=agent_instructions(tool_config, budget),
+        sdc_commands=", ".join(f"`{c}`" for c in BASE_COMMANDS), sdc_exceptions=_sdc_exceptions(spec))
+
+
+def _sdc_exceptions(spec: KindSpec) -> str:
+    allowed = ", ".join(f"`{e}`" for e in spec.sdc_exceptions)
+    return (f"refused except {allowed} (closer.sdc.SdcException)" if allowed
+            else "refused (`set_false_path`, `set_multicycle_path`, `set_max_delay`, ...)")
 
 
 def summarize_conditions(cond) -> str:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from closer.sdc.policy import SdcException
 from closer.tomlio import load_toml_model
 from closer.trajectory.record import EditLayer
 
@@ -147,6 +148,8 @@ class KindSpec(_Strict):
         min_length=1, description="fnmatch pattern (workspace-relative, `*` crosses `/`) -> layer")
     gates: list[str] = Field(description="required gates (closer.reward gate names)")
     flow_to: Literal["sta", "finish"] = Field(description="last flow step the evaluator runs")
+    sdc_exceptions: list[SdcException] = Field(
+        default_factory=list, description="timing exceptions the kind's SDC may use (default none)")
 
 
 class DesignTasks(_Strict):
@@ -217,6 +220,8 @@ class TaskConfig(_Strict):
     public: Conditions
     test_module: str
     flow_to: Literal["sta", "finish"]
+    sdc_exceptions: list[SdcException] = Field(
+        default_factory=list, description="timing exceptions the SDC may use (closer.sdc; default none)")
     design_revision: str = Field(description="SHA-256 (16 hex) of the golden design files")
     parameters: dict[str, dict[str, int | str | bool]] = Field(
         description="top-module parameters of the scoring config and the public configs")

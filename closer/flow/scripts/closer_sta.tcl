@@ -1,18 +1,22 @@
 # Multi-corner STA and power of a gate netlist with OpenSTA (the Debian 2.0.17 build and newer).
-# Reads sta_config.tcl (written by closer.flow.sta_task) and prints one line per value:
-#   CLOSER_METRIC <name> <value>      slack in seconds, power in W (OpenSTA's internal SI units)
-#   CLOSER_CLOCK <name> <period> <source ports...>   period in the Liberty time unit (ns)
-#   CLOSER_DONE                       last line when every report was made
+# Reads sta_config.tcl (written by closer.flow.sta_task) and writes one line per value to the
+# report file $closer_report (never to the log, which other input could print into):
+#   metric <name> <value>             slack in seconds, power in W (OpenSTA's internal SI units)
+#   clock <name> <period> <source ports...>   period in the Liberty time unit (ns)
+#   done                              last line when every report was made
+# The SDC files in $closer_sdc are the canonical ones closer.sdc wrote (data, no Tcl).
 # timing__unconstrained__count is the unconstrained-path audit (closer_untimed_pins below), not
 # only check_setup's count; reports/untimed.rpt lists the pins it counted.
 # Python (closer.flow.metrics) turns these into ORFS-named metrics; readable reports go to reports/.
 # This OpenSTA build carries on after `exit` or an error inside a command file, so failures are
-# signalled by `Error:` lines (SiliconCompiler fails the node on them) and a missing CLOSER_DONE.
+# signalled by `Error:` lines (SiliconCompiler fails the node on them) and a missing `done`.
 
 source sta_config.tcl
+set closer_report_fh [open $closer_report w]
 
 proc metric { name value } {
-    puts "CLOSER_METRIC $name $value"
+    global closer_report_fh
+    puts $closer_report_fh "metric $name $value"
 }
 
 proc is_nan { value } {
@@ -172,7 +176,7 @@ foreach clk $clocks {
     if { [lsearch -exact $sources $closer_clock_port] >= 0 } {
         set clock_on_port 1
     }
-    puts "CLOSER_CLOCK [get_property $clk name] [get_property $clk period] $sources"
+    puts $closer_report_fh "clock [get_property $clk name] [get_property $clk period] $sources"
 }
 check_setup -verbose -unconstrained_endpoints > reports/unconstrained.rpt
 set unconstrained 0
@@ -200,5 +204,7 @@ if { $clock_problem != "" } {
     puts "Error: $clock_problem; $unconstrained endpoints are unconstrained"
 } else {
     closer_report_corners $closer_corners
-    puts "CLOSER_DONE"
+    puts $closer_report_fh "done"
 }
+close $closer_report_fh
+puts "closer_sta: results in $closer_report"

@@ -34,7 +34,8 @@ def main(out: Path | None, design: str, task_id: str | None) -> None:
     task = SuitePaths(out / "suite").task(task_id or f"{design}-B-low")
     [record] = run_trials(task.root, resolve_agent("sweep"), 1, out / "runs")
     click.echo(f"run: {record.task_id} sweep (machinery): state {record.run_state}, calls {record.calls_by_tool}, "
-               f"AUC wall {record.auc_wall}, AUC cost {record.auc_cost}")
+               f"feasible {record.is_feasible}, reward {record.reward}, AUC wall (public) {record.auc_wall_public}, "
+               f"AUC cost (public) {record.auc_cost_public}, public-private gap {record.public_private_gap}")
     evaluation = evaluate(Path(record.paths["workspace"]), task.root, out / "evaluate")
     click.echo(f"evaluate: accepted {evaluation.accepted}, scored {evaluation.scored}, reward {evaluation.reward}, "
                f"gates {evaluation.gates}")

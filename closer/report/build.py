@@ -31,7 +31,7 @@ from closer.tasks.runner import RunRecord, feasible_label
 BOOTSTRAP_SAMPLES = 2000
 BOOTSTRAP_SEED = 20261130
 INVALID_STATES = ("infrastructure_failure", "verifier_failure")
-MEASURES_DOC = "docs/trajectory.md#measures"
+MEASURES_DOC = "docs/trajectory.md#definitions"
 
 
 @dataclass(frozen=True)

@@ -176,22 +176,22 @@ def rescore_trial(trial: Trial, selection: Selection, jobs: int, suite: Path | N
     record = trial.record
     paths, task = load_task(task_dir_of(trial, suite))
     store = _store(record, trial.dir)
-    traj = read_trajectory(Path(record.paths.get("trajectory", store.trajectory)))
+    records = _records(Path(record.paths.get("trajectory", store.trajectory)))
     cache_root = (cache or trial.dir / CACHE_DIR).resolve() / task_key(paths)
-    digests = list(dict.fromkeys(r.surface_digest for r in eligible_calls(traj.records, selection)))
+    digests = list(dict.fromkeys(r.surface_digest for r in eligible_calls(records, selection)))
     cached = {d for d in digests if _cached(cache_root / d) is not None}
     reused = _reuse_trial_evaluation(trial, store, [d for d in digests if d not in cached], cache_root)
     todo = [d for d in digests if d not in cached and d not in reused]
-    progress(f"rescore {record.task_id} {record.agent} trial {record.trial}: {len(traj.records)} calls, "
+    progress(f"rescore {record.task_id} {record.agent} trial {record.trial}: {len(records)} calls, "
              f"{len(digests)} snapshots selected: {len(cached)} cached, {len(reused)} from the trial's evaluation, "
              f"{len(todo)} to evaluate (jobs {jobs})")
-    _evaluate_all([_Job(store.root, d, paths.root, cache_root / d) for d in todo], traj.records, jobs, progress)
+    _evaluate_all([_Job(store.root, d, paths.root, cache_root / d) for d in todo], records, jobs, progress)
     params = resolve_params(store.run_info if store.run_info.is_file() else None,
                             full_gate_tools=full_gate_tools(task.kind))
-    counts = RescoreCounts(distinct_snapshots=len({r.surface_digest for r in traj.records if r.surface_digest}),
+    counts = RescoreCounts(distinct_snapshots=len({r.surface_digest for r in records if r.surface_digest}),
                            selected_snapshots=len(digests), evaluated=len(todo), cache_hits=len(cached),
                            reused_trial_evaluation=len(reused))
-    result = build_rescore(record, traj.records, params, cache_root, selection, counts, paths.root)
+    result = build_rescore(record, records, params, cache_root, selection, counts, paths.root)
     out = trial.dir / RESCORE_FILE
     tmp = out.with_suffix(".tmp")
     tmp.write_text(result.model_dump_json(indent=2) + "\n")
@@ -199,6 +199,11 @@ def rescore_trial(trial: Trial, selection: Selection, jobs: int, suite: Path | N
     progress(f"  wrote {out}: AUC wall public {result.auc_wall_public:.4f} / hidden {result.auc_wall_hidden:.4f}, "
              f"best public {result.best_public_reward} / hidden {result.best_hidden_reward}")
     return result
+
+
+def _records(trajectory: Path) -> list[TrajectoryRecord]:
+    """The trial's calls; an agent that made no metered call left no trajectory (empty curves)."""
+    return read_trajectory(trajectory).records if trajectory.exists() else []
 
 
 def _cached(entry: Path) -> EvaluationRecord | None:

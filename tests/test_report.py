@@ -58,6 +58,64 @@ def test_report_files_and_numbers(runs: Path, tmp_path: Path) -> None:
     assert [(i["task"], i["invalid"]) for i in invalid] == [("gcd-C-low", True)]
     assert (out / "curves" / "gcd-A-low.png").stat().st_size > 1000
     assert "sweep (machinery)" in (out / "report.md").read_text() and "<table" in (out / "index.html").read_text()
+    # the run state and feasibility side by side: success is not feasibility
+    assert row.state_success_rate == 1.0 and row.feasible_rate == 0.0
+
+
+def _rescore(trial_dir: Path, hidden_best: float) -> None:
+    from closer.tasks.rescore import RescoreCounts, RescoreFile, Selection
+    from closer.trajectory.measures import CurvePoint, SummaryParams
+
+    point = CurvePoint(seq=1, elapsed_s=10.0, cost_units=1.0, best=1.0)
+    hidden = point.model_copy(update={"best": hidden_best})
+    rescore = RescoreFile(
+        task_id="gcd-B-low", agent="sweep", trial=1, run_id="r1", rescored_at="2026-12-01T00:00:00+00:00",
+        task_dir="/suite/tasks/gcd-B-low", cache="/cache", selection=Selection(calls=None, last=None),
+        counts=RescoreCounts(distinct_snapshots=1, selected_snapshots=1, evaluated=1, cache_hits=0,
+                             reused_trial_evaluation=0),
+        complete=True, params=SummaryParams(wall_s=14400, cost_units=190, window_calls=10, window_cost_units=50),
+        calls=[], curve_public=[point], curve_hidden=[hidden], auc_wall_public=0.99, auc_cost_public=0.9,
+        auc_wall_hidden=0.0, auc_cost_hidden=0.0, best_public_reward=1.0, best_hidden_reward=hidden_best,
+        first_feasible_public=None, first_feasible_hidden=None)
+    (trial_dir / "rescore.json").write_text(rescore.model_dump_json())
+
+
+def test_html_reads_as_what_it_is(tmp_path: Path) -> None:
+    """A reward-0 success shows as not feasible, with the failing gate's reason, the metrics against
+    the targets, links to its files, the suite version, the machinery label and both curves."""
+    record = _record("gcd-B-low", "B", "low", "sweep", 1, 0.0).model_copy(update={
+        "failing_gates": ["sta"], "gates": {"func": "pass", "sta": "fail"}, "feasible": False,
+        "gate_reasons": {"sta": "9 max-slew violations at ss_100C_1v60"},
+        "target_terms": {"area": {"metric": "finish__design__instance__area", "value": 2950.3, "target": 2400.0,
+                                  "met": False, "penalty": 0.206, "weight": 1.0}},
+        "reasons": ["gate sta: fail: 9 max-slew violations at ss_100C_1v60"]})
+    trial_dir = tmp_path / "runs" / "gcd-B-low" / "sweep" / "trial-1"
+    trial_dir.mkdir(parents=True)
+    (trial_dir / "record.json").write_text(record.model_dump_json())
+    _rescore(trial_dir, hidden_best=0.0)
+    build_report(tmp_path / "runs", tmp_path / "rep")
+    page = (tmp_path / "rep" / "index.html").read_text()
+    assert "feasible 0 of 1" in page and ">NO<" in page and "success" in page
+    assert "9 max-slew violations at ss_100C_1v60" in page and "finish__design__instance__area" in page
+    assert "2950" in page and "2400" in page
+    assert 'href="../runs/gcd-B-low/sweep/trial-1/record.json"' in page and "rescore.json" in page
+    assert "suite version 0.1.0" in page and "machinery" in page and "AUC wall public / hidden" in page
+    assert "0.99 / 0" in page
+    results = pd.read_csv(tmp_path / "rep" / "results.csv").iloc[0]
+    assert results.auc_wall_hidden == 0.0 and results.auc_wall_public == 0.99 and not results.feasible
+    assert "feasible 0 of 1" in (tmp_path / "rep" / "report.md").read_text().replace("**", "")
+
+
+def test_schema_1_records_stay_readable(tmp_path: Path) -> None:
+    data = json.loads(_record("gcd-A-low", "A", "low", "oracle", 1, 1.0).model_dump_json())
+    old = {("auc_wall" if k == "auc_wall_public" else "auc_cost" if k == "auc_cost_public"
+            else "curve" if k == "curve_public" else k): v for k, v in data.items()}
+    for added in ("feasible", "evaluator_public_gap", "best_partial_reward", "gate_reasons", "reasons",
+                  "target_terms"):
+        old.pop(added)
+    old["schema_version"] = "1"
+    record = RunRecord.model_validate(old)
+    assert record.auc_wall_public == 0.5 and record.curve_public and record.public_private_gap == 0.0
 
 
 def test_bootstrap_ci() -> None:

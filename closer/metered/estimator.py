@@ -29,6 +29,18 @@ from closer.trajectory.record import MetricValue
 class RewardEstimate:
     reward: float | None
     feasible: bool | None  # whether the reward's gates passed
+    # False: the call did not evaluate the stage's full gate set; its estimate is recorded as
+    # partial_reward (informational) and is never feasible or a best-so-far
+    full_gate: bool = True
+
+    def record_fields(self) -> dict[str, float | bool | None]:
+        """The trajectory record's reward, feasible and partial_reward for this estimate."""
+        if self.full_gate:
+            return {"reward": self.reward, "feasible": self.feasible, "partial_reward": None}
+        return {"reward": None, "feasible": None, "partial_reward": self.reward}
+
+
+NO_ESTIMATE: dict[str, float | bool | None] = {"reward": None, "feasible": None, "partial_reward": None}
 
 
 class RewardEstimator(Protocol):

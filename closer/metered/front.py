@@ -26,7 +26,7 @@ from closer.budget import Budget, ToolClass, check_call
 from closer.tomlio import describe_validation_error
 from closer.errors import CloserError, InputError
 from closer.metered.config import ARGS_PLACEHOLDER, ToolConfig, load_tool_config
-from closer.metered.estimator import RewardEstimate, load_estimator
+from closer.metered.estimator import NO_ESTIMATE, RewardEstimate, load_estimator
 from closer.metered.execute import ToolRun, estimate_reward, execute_tool
 from closer.metered.layers import infer_layers
 from closer.metered.ledger import Ledger, read_ledger, remaining, workspace_lock
@@ -115,7 +115,8 @@ def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = N
             used_after[tool] += 1
         ended = utc_now()
         elapsed_end = (ended - run_info.started_at).total_seconds()
-        reward = estimate.reward if estimate else None
+        scored = estimate.record_fields() if estimate else NO_ESTIMATE
+        reward = scored["reward"]
         best = ledger.best_reward
         if reward is not None and (best is None or reward > best):
             best = reward
@@ -127,7 +128,7 @@ def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = N
             cost=CallCost(counted=counted, units=budget.weights.of(tool) if counted else 0.0,
                           tool_wall_s=tool_run.wall_s, peak_rss_mb=tool_run.peak_rss_mb),
             outcome=tool_run.outcome, message=tool_run.message, exit_codes=tool_run.exit_codes,
-            metrics=tool_run.metrics, reward=reward, feasible=estimate.feasible if estimate else None,
+            metrics=tool_run.metrics, **scored,
             best_reward=best, remaining=remaining(budget, used_after, elapsed_end),
             results_dir=results_dir.relative_to(ws.root).as_posix() if results_dir else None,
         )
@@ -244,6 +245,9 @@ def format_feedback(rec: TrajectoryRecord, logs: list[Path], staging: Path | Non
         lines.append("metrics: " + json.dumps(rec.metrics, sort_keys=True))
     if rec.reward is not None or rec.best_reward is not None:
         lines.append(f"reward estimate: {rec.reward}  best so far: {rec.best_reward}  feasible: {rec.feasible}")
+    if rec.partial_reward is not None:
+        lines.append(f"partial estimate: {rec.partial_reward} (this call does not evaluate every gate: "
+                     "never feasible, not a best so far)")
     left = ", ".join(f"{k} {'uncapped' if v is None else format(v, 'g')}" for k, v in rec.remaining.items())
     lines.append(f"budget left: {left}")
     return "\n".join(lines)

@@ -1,32 +1,69 @@
 """`closer report RUNS --out DIR`: tables, curves and the invalid-run manifest from saved run
-records (nothing is recomputed from tools; every number comes from a record.json).
+records (nothing is recomputed from tools; every number comes from a record.json, or from the
+rescore.json that `closer trajectory rescore` wrote beside it).
 
     <out>/
       results.csv                  one row per trial (the records, flattened)
       table.csv / table.md         per design x kind x budget x agent: trials, mean reward with a
-                                   bootstrap 95% CI over trials, success rate, AUC (both axes)
+                                   bootstrap 95% CI over trials, run-state success and feasible
+                                   rates, AUC public and hidden (both axes)
       a_plus_b_vs_c.csv            A and B at one tier against C at the tier of closest aggregate budget
       invalid_runs.json            every trial that did not end in success, with its state and reason
-      curves/<task>.png            best-so-far public estimate against wall clock, one line per trial
-      report.md, index.html        the same, for people
+      curves/<task>.png            best-so-far against wall clock and cost, public and hidden, per trial
+      report.md, index.html        the same, for people (measure definitions: docs/trajectory.md)
 """
 
 from __future__ import annotations
 
-import html
 import json
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from closer.budget import BudgetOverride, resolve_budget
-from closer.errors import InputError
-from closer.tasks.runner import RunRecord, load_records
+from closer.paths import repo_paths
+from closer.tasks.rescore import RescoreFile, Trial, find_trials, load_rescore
+from closer.tasks.runner import RunRecord, feasible_label
 
 BOOTSTRAP_SAMPLES = 2000
 BOOTSTRAP_SEED = 20261130
 INVALID_STATES = ("infrastructure_failure", "verifier_failure")
+MEASURES_DOC = "docs/trajectory.md#definitions"
+
+
+@dataclass(frozen=True)
+class TrialView:
+    """One trial as the report shows it: its record, its rescore (if any) and its files."""
+
+    dir: Path
+    record: RunRecord
+    rescore: RescoreFile | None
+
+    @property
+    def label(self) -> str:
+        return self.record.agent + (" (machinery)" if self.record.machinery_baseline else "")
+
+    def public(self, field: str):
+        """A public anytime number: from rescore.json when there is one (recomputed with the
+        current measure definitions beside the hidden one), else from the record."""
+        if self.rescore is not None:
+            return getattr(self.rescore, field)
+        return getattr(self.record, field)
+
+    def files(self) -> dict[str, Path]:
+        paths = self.record.paths
+        found = {"record": self.dir / "record.json",
+                 "evaluation": Path(paths.get("evaluation", self.dir / "evaluation" / "evaluation.json")),
+                 "trajectory": Path(paths["trajectory"]) if "trajectory" in paths else None,
+                 "rescore": self.dir / "rescore.json"}
+        return {name: path for name, path in found.items() if path is not None and path.is_file()}
+
+
+def load_trials(runs: Path) -> list[TrialView]:
+    return [TrialView(t.dir, t.record, load_rescore(t.dir)) for t in find_trials(runs)]
 
 
 def bootstrap_ci(values: list[float], samples: int = BOOTSTRAP_SAMPLES, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
@@ -39,19 +76,32 @@ def bootstrap_ci(values: list[float], samples: int = BOOTSTRAP_SAMPLES, seed: in
     return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
 
 
-def records_frame(records: list[RunRecord]) -> pd.DataFrame:
+def _hidden(t: TrialView, field: str) -> float | None:
+    return getattr(t.rescore, field) if t.rescore is not None else None
+
+
+def records_frame(trials: list[TrialView]) -> pd.DataFrame:
     rows = []
-    for r in records:
+    for t in trials:
+        r = t.record
         rows.append({
             "task": r.task_id, "design": r.design, "kind": r.kind, "budget": r.budget_tier,
-            "agent": r.agent + (" (machinery)" if r.machinery_baseline else ""), "trial": r.trial,
-            "run_state": r.run_state, "reward": r.reward, "scored": r.scored,
-            "failing_gates": ",".join(r.failing_gates), "auc_wall": r.auc_wall, "auc_cost": r.auc_cost,
-            "time_to_first_feasible_s": r.time_to_first_feasible_s, "public_private_gap": r.public_private_gap,
-            "func_pass_gap": r.func_pass_gap, "calls": json.dumps(r.calls_by_tool, sort_keys=True),
-            "suite_version": r.suite_version, "agent_wall_s": r.agent_wall_s,
+            "agent": t.label, "trial": r.trial, "run_state": r.run_state, "feasible": r.is_feasible,
+            "reward": r.reward, "scored": r.scored, "failing_gates": ",".join(r.failing_gates),
+            "best_public_reward": t.public("best_public_reward"), "best_hidden_reward": _hidden(t, "best_hidden_reward"),
+            "public_private_gap": r.public_private_gap, "evaluator_public_gap": r.evaluator_public_gap,
+            "auc_wall_public": t.public("auc_wall_public"), "auc_cost_public": t.public("auc_cost_public"),
+            "auc_wall_hidden": _hidden(t, "auc_wall_hidden"), "auc_cost_hidden": _hidden(t, "auc_cost_hidden"),
+            "time_to_first_feasible_s": r.time_to_first_feasible_s, "func_pass_gap": r.func_pass_gap,
+            "calls": json.dumps(r.calls_by_tool, sort_keys=True), "suite_version": r.suite_version,
+            "agent_wall_s": r.agent_wall_s,
         })
     return pd.DataFrame(rows)
+
+
+def _mean(series: pd.Series) -> float:
+    values = series.dropna().astype(float)
+    return float(values.mean()) if len(values) else float("nan")
 
 
 def summary_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -63,9 +113,12 @@ def summary_table(df: pd.DataFrame) -> pd.DataFrame:
             "design": design, "kind": kind, "budget": budget, "agent": agent, "trials": len(group),
             "scored": len(scored), "reward_mean": float(np.mean(scored)) if scored else float("nan"),
             "reward_ci_low": low, "reward_ci_high": high,
-            "success_rate": float((group["run_state"] == "success").mean()),
-            "auc_wall_mean": float(group["auc_wall"].astype(float).mean()),
-            "auc_cost_mean": float(group["auc_cost"].astype(float).mean()),
+            "state_success_rate": float((group["run_state"] == "success").mean()),
+            "feasible_rate": float(group["feasible"].astype(bool).mean()),
+            "auc_wall_public_mean": _mean(group["auc_wall_public"]),
+            "auc_wall_hidden_mean": _mean(group["auc_wall_hidden"]),
+            "auc_cost_public_mean": _mean(group["auc_cost_public"]),
+            "auc_cost_hidden_mean": _mean(group["auc_cost_hidden"]),
         })
     return pd.DataFrame(rows)
 
@@ -88,38 +141,11 @@ def a_plus_b_vs_c(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def plot_curves(records: list[RunRecord], out: Path) -> list[Path]:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    tasks = sorted({r.task_id for r in records})
-    for task in tasks:
-        fig, ax = plt.subplots(figsize=(6, 3.5))
-        for r in (r for r in records if r.task_id == task):
-            xs = [0.0] + [p["elapsed_s"] for p in r.curve] + [max([p["elapsed_s"] for p in r.curve] + [r.agent_wall_s])]
-            ys = [0.0] + [p["best"] for p in r.curve] + [r.curve[-1]["best"] if r.curve else 0.0]
-            ax.step(xs, ys, where="post", label=f"{r.agent} #{r.trial}")
-        ax.set_xlabel("wall clock since run start (s)")
-        ax.set_ylabel("best public estimate so far")
-        ax.set_ylim(-0.05, 1.05)
-        ax.set_title(task)
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        path = out / f"{task}.png"
-        fig.savefig(path, dpi=90)
-        plt.close(fig)
-        written.append(path)
-    return written
-
-
-def invalid_manifest(records: list[RunRecord]) -> list[dict]:
-    return [{"task": r.task_id, "agent": r.agent, "trial": r.trial, "run_state": r.run_state,
-             "invalid": r.run_state in INVALID_STATES, "reason": r.run_state_reason,
-             "verifier_error": r.verifier_error, "record": r.paths.get("trial")}
-            for r in records if r.run_state != "success"]
+def invalid_manifest(trials: list[TrialView]) -> list[dict]:
+    return [{"task": t.record.task_id, "agent": t.record.agent, "trial": t.record.trial,
+             "run_state": t.record.run_state, "invalid": t.record.run_state in INVALID_STATES,
+             "reason": t.record.run_state_reason, "verifier_error": t.record.verifier_error, "record": str(t.dir)}
+            for t in trials if t.record.run_state != "success"]
 
 
 def _cell(value: object) -> str:
@@ -134,38 +160,55 @@ def markdown_table(df: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _trial_rows(trials: list[TrialView]) -> pd.DataFrame:
+    return pd.DataFrame([{
+        "task": t.record.task_id, "agent": t.label, "trial": t.record.trial, "run_state": t.record.run_state,
+        "feasible": feasible_label(t.record), "reward": t.record.reward,
+        "failing_gates": ", ".join(t.record.failing_gates) or "-",
+        "best_public": t.public("best_public_reward"), "best_hidden": _hidden(t, "best_hidden_reward"),
+        "gap": t.record.public_private_gap,
+        "auc_wall_public": t.public("auc_wall_public"), "auc_wall_hidden": _hidden(t, "auc_wall_hidden"),
+    } for t in trials])
+
+
 def build_report(runs: Path, out: Path) -> Path:
-    records = load_records(runs)
-    if not records:
-        raise InputError(f"{runs}: no record.json under it (run `closer task run` first)")
+    from closer.report.curves import plot_curves
+    from closer.report.page import render_page
+
+    trials = load_trials(runs)
     out.mkdir(parents=True, exist_ok=True)
-    df = records_frame(records)
+    df = records_frame(trials)
     df.to_csv(out / "results.csv", index=False)
     table = summary_table(df)
     table.to_csv(out / "table.csv", index=False)
     versus = a_plus_b_vs_c(table)
     versus.to_csv(out / "a_plus_b_vs_c.csv", index=False)
-    invalid = invalid_manifest(records)
+    invalid = invalid_manifest(trials)
     (out / "invalid_runs.json").write_text(json.dumps(invalid, indent=2) + "\n")
-    curves = plot_curves(records, out / "curves")
-    versions = sorted({r.suite_version for r in records})
-    md = ["# Closer report", "", f"Runs: `{runs}`; {len(records)} trials; suite version(s) {', '.join(versions)}.",
-          "Rewards are from the pristine evaluator on hidden conditions; machinery baselines are labeled.", "",
+    curves = plot_curves(trials, out / "curves")
+    versions = sorted({t.record.suite_version for t in trials})
+    feasible = int(df["feasible"].astype(bool).sum())
+    measures = repo_paths().root / MEASURES_DOC.split("#")[0]
+    md = ["# Closer report", "",
+          f"Runs: `{runs}`; {len(trials)} trials; suite version(s) {', '.join(versions)}; "
+          f"**feasible {feasible} of {len(trials)}** (every gate passed on the hidden conditions).",
+          "Rewards are from the pristine evaluator on hidden conditions; machinery baselines are labeled. "
+          "A run state of `success` means the run completed and was scored, not that it passed. "
+          f"Measure definitions: `{MEASURES_DOC}`.", "",
           "## Per design x kind x budget x agent", "", markdown_table(table), "",
+          "## Trials", "", markdown_table(_trial_rows(trials)), "",
           "## A + B versus C at equal aggregate budget", "",
           markdown_table(versus) if not versus.empty else "(needs A, B and C runs)", "",
           "## Runs that did not end in success", ""]
     md += [f"- {i['task']} {i['agent']} #{i['trial']}: {i['run_state']}: {i['reason']}"
            + (f" ({i['verifier_error']})" if i["verifier_error"] and i["verifier_error"] != i["reason"] else "") for i in invalid] or ["(none)"]
-    md += ["", "## Best-so-far curves", ""] + [f"![{p.stem}](curves/{p.name})" for p in curves]
+    md += ["", "## Best-so-far curves (public wide band, hidden dashed)", ""] + [f"![{p.stem}](curves/{p.name})" for p in curves]
     (out / "report.md").write_text("\n".join(md) + "\n")
-    page = ["<!doctype html><html><head><meta charset='utf-8'><title>Closer report</title></head><body>",
-            "<h1>Closer report</h1>", f"<p>{html.escape(str(runs))}: {len(records)} trials</p>",
-            "<h2>Per design x kind x budget x agent</h2>", table.to_html(index=False, float_format="%.4g"),
-            "<h2>A + B versus C</h2>", versus.to_html(index=False, float_format="%.4g"),
-            "<h2>Runs that did not end in success</h2><ul>",
-            *[f"<li>{html.escape(i['task'])} {html.escape(i['agent'])} #{i['trial']}: {html.escape(i['run_state'])}: "
-              f"{html.escape(i['reason'])}</li>" for i in invalid], "</ul>", "<h2>Best-so-far curves</h2>",
-            *[f"<img src='curves/{p.name}' alt='{p.stem}'>" for p in curves], "</body></html>"]
-    (out / "index.html").write_text("\n".join(page) + "\n")
+    page = render_page(runs=runs, out=out, trials=trials, table=table, versus=versus, invalid=invalid,
+                       curves=curves, versions=versions, feasible=feasible, measures=measures)
+    (out / "index.html").write_text(page)
     return out / "report.md"
+
+
+def relative_link(target: Path, start: Path) -> str:
+    return os.path.relpath(target.resolve(), start.resolve())

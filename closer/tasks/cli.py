@@ -91,9 +91,14 @@ def run_command(task_dir: Path, agent: str, label: str | None, backend: str | No
     spec = resolve_agent(agent, label=label, backend=backend, model=model, quantization=quantization,
                          network=list(network))
     records = run_trials(task_dir, spec, trials, out, wall_s=wall_s)
+    from closer.tasks.runner import feasible_label
+
     for rec in records:
-        click.echo(f"{rec.task_id} trial {rec.trial} [{rec.agent}] state {rec.run_state}: reward {rec.reward} "
-                   f"({rec.run_state_reason})")
+        gates = f"; failing gates {', '.join(rec.failing_gates)}" if rec.failing_gates else ""
+        click.echo(f"{rec.task_id} trial {rec.trial} [{rec.agent}] state {rec.run_state}, feasible "
+                   f"{feasible_label(rec)}: reward {rec.reward}{gates} ({rec.run_state_reason})")
+    feasible = sum(1 for rec in records if rec.is_feasible)
+    click.echo(f"feasible: {feasible} of {len(records)} trials")
     click.echo(f"records in {out}")
 
 

@@ -1,4 +1,4 @@
-"""The whole loop on the default design: generate -> run (`sweep`) -> evaluate -> report.
+"""The whole loop on the default design: generate -> run (`sweep`) -> rescore -> evaluate -> report.
 
     python -m closer.tasks.demo [--out DIR] [--task gcd-B-low]
 
@@ -13,11 +13,13 @@ from pathlib import Path
 import click
 
 from closer.agents import resolve_agent
+from closer.budget import ToolClass
 from closer.paths import repo_paths
 from closer.report.build import build_report
 from closer.tasks.evaluate import evaluate
 from closer.tasks.generate import generate_suite
 from closer.tasks.paths import SuitePaths
+from closer.tasks.rescore import Selection, Trial, rescore_trial
 from closer.tasks.runner import run_trials
 
 
@@ -34,7 +36,13 @@ def main(out: Path | None, design: str, task_id: str | None) -> None:
     task = SuitePaths(out / "suite").task(task_id or f"{design}-B-low")
     [record] = run_trials(task.root, resolve_agent("sweep"), 1, out / "runs")
     click.echo(f"run: {record.task_id} sweep (machinery): state {record.run_state}, calls {record.calls_by_tool}, "
-               f"AUC wall {record.auc_wall}, AUC cost {record.auc_cost}")
+               f"feasible {record.is_feasible}, reward {record.reward}, AUC wall (public) {record.auc_wall_public}, "
+               f"AUC cost (public) {record.auc_cost_public}, public-private gap {record.public_private_gap}")
+    # the hidden curve of the verify/pnr snapshots (the last one is the trial's own evaluation)
+    rescore = rescore_trial(Trial(Path(record.paths["trial"]), record),
+                            Selection(calls=[ToolClass.VERIFY, ToolClass.PNR], last=None), jobs=2, progress=click.echo)
+    click.echo(f"rescore: AUC wall public {rescore.auc_wall_public:.4f} / hidden {rescore.auc_wall_hidden:.4f}, "
+               f"best public {rescore.best_public_reward} / hidden {rescore.best_hidden_reward}")
     evaluation = evaluate(Path(record.paths["workspace"]), task.root, out / "evaluate")
     click.echo(f"evaluate: accepted {evaluation.accepted}, scored {evaluation.scored}, reward {evaluation.reward}, "
                f"gates {evaluation.gates}")

@@ -1,9 +1,13 @@
-"""The public reward estimate of a task's metered calls.
+"""The public reward estimate of a task's metered calls, and which calls count.
+
+Only a call that evaluates the stage's full gate set (`FULL_GATE_TOOLS`) gives an estimate that
+can be feasible and can move best-so-far and the AUC; every other call's estimate is recorded as
+`partial_reward`, for information only (docs/trajectory.md, "Measures").
 
 The targets are the hidden objective, so the estimate an agent sees is feasibility only: 1.0 when
 every public functional (and, for verify, gate-level) test passed, else the fraction that passed;
-synthesis-only calls carry no estimate. The trajectory's best-so-far and AUC use this number;
-the final reward comes from the evaluator on hidden conditions.
+synthesis-only calls carry no estimate. The final reward comes from the evaluator on hidden
+conditions.
 """
 
 from __future__ import annotations
@@ -14,18 +18,47 @@ from pathlib import Path
 from closer import metrics as mk
 from closer.budget import ToolClass
 from closer.metered.estimator import RewardEstimate
+from closer.tasks.models import TaskKind
+
+# A pnr result evaluates the physical gates only if it measured them (a flow that stopped early
+# did not).
+PHYSICAL_GATE_KEYS = (mk.ROUTE_DRC_ERRORS, mk.SIGNOFF_DRC_ERRORS, mk.SIGNOFF_LVS_ERRORS)
+_PHYSICAL = {ToolClass.VERIFY: [], ToolClass.PNR: list(PHYSICAL_GATE_KEYS)}
+
+# kind -> tool class -> metric keys the call's metrics must hold to have evaluated every gate
+FULL_GATE_TOOLS: dict[TaskKind, dict[ToolClass, list[str]]] = {
+    TaskKind.A: {ToolClass.VERIFY: []},
+    TaskKind.B: _PHYSICAL,
+    TaskKind.C: _PHYSICAL,
+}
+
+
+def full_gate_tools(kind: TaskKind | str) -> dict[ToolClass, list[str]]:
+    return {tool: list(keys) for tool, keys in FULL_GATE_TOOLS[TaskKind(kind)].items()}
+
+
+def evaluates_full_gates(tool: ToolClass, metrics: Mapping[str, object], kind: TaskKind | None = None) -> bool:
+    """Whether a call's result evaluated the full gate set of `kind` (of any kind if None: an A
+    workspace has no pnr tool, so the union is A's rule there)."""
+    kinds = [kind] if kind is not None else list(TaskKind)
+    for k in kinds:
+        keys = FULL_GATE_TOOLS[k].get(tool)
+        if keys is not None and all(key in metrics for key in keys):
+            return True
+    return False
 
 
 def estimate(tool: ToolClass, metrics: Mapping[str, object], results_dir: Path) -> RewardEstimate | None:
     if tool not in (ToolClass.SIM, ToolClass.VERIFY):
         return None
+    full = evaluates_full_gates(tool, metrics)
     total, failed = metrics.get(mk.FUNC_TESTS_TOTAL), metrics.get(mk.FUNC_TESTS_FAILED)
     if not total:
-        return RewardEstimate(0.0, False)
+        return RewardEstimate(0.0, False, full_gate=full)
     if tool is ToolClass.VERIFY:
         gtotal, gfailed = metrics.get(mk.GLS_TESTS_TOTAL), metrics.get(mk.GLS_TESTS_FAILED)
         if not gtotal:
-            return RewardEstimate(0.0, False)
+            return RewardEstimate(0.0, False, full_gate=full)
         total, failed = total + gtotal, failed + gfailed
     passed = (total - failed) / total
-    return RewardEstimate(round(passed, 6), failed == 0)
+    return RewardEstimate(round(passed, 6), failed == 0, full_gate=full)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from closer import __version__
 from closer.agents import AgentSpec
@@ -28,16 +28,21 @@ from closer.sandbox.bwrap import require_programs, sandbox_argv
 from closer.sandbox.netproxy import start_proxy
 from closer.sandbox.reap import reap
 from closer.sandbox.spec import trial_uid
+from closer.tasks.estimator import full_gate_tools
 from closer.tasks.evaluate import EvaluationRecord, evaluate, load_task
 from closer.trajectory.summary import resolve_params, summarize_trajectory
 
+
+
+# schema 2 renamed the public anytime fields so they cannot be read as the hidden ones
+RENAMED_V1 = {"auc_wall": "auc_wall_public", "auc_cost": "auc_cost_public", "curve": "curve_public"}
 
 
 class RunRecord(BaseModel):
     """One trial of one agent on one task (schema: closer/schemas/run-record.schema.json)."""
 
     model_config = ConfigDict(extra="forbid")
-    schema_version: str = "1"
+    schema_version: str = "2"
     task_id: str
     kind: str
     design: str
@@ -63,17 +68,26 @@ class RunRecord(BaseModel):
     failing_gates: list[str]
     verifier_error: str | None
     raw_metrics: dict[str, object]
-    auc_wall: float | None
-    auc_cost: float | None
-    best_public_reward: float | None
-    time_to_first_feasible_s: float | None
+    auc_wall_public: float | None = Field(description="AUC over wall clock of the public best-so-far")
+    auc_cost_public: float | None = Field(description="AUC over weighted cost of the public best-so-far")
+    best_public_reward: float | None = Field(description="best public estimate of the full-gate calls")
+    time_to_first_feasible_s: float | None = Field(description="first full-gate call with every public gate passed")
     cost_to_first_feasible: float | None
     calls_by_tool: dict[str, int]
     outcomes: dict[str, int]
-    curve: list[dict] = Field(default_factory=list, description="best-so-far steps of the public estimate")
-    public_reward: float | None
-    public_private_gap: float | None
+    curve_public: list[dict] = Field(default_factory=list, description="best-so-far steps of the public estimate")
+    public_reward: float | None = Field(description="evaluator: the final tree's reward with the public tests")
+    public_private_gap: float | None = Field(description="best_public_reward - reward (the hidden reward)")
     func_pass_gap: float | None
+    # --- schema 2 additions (docs/trajectory.md "Measures" defines each) ---
+    feasible: bool | None = Field(None, description="every required gate passed on the hidden conditions")
+    evaluator_public_gap: float | None = Field(None, description="evaluator: public_reward - reward")
+    best_partial_reward: float | None = Field(
+        None, description="best estimate of calls that did not evaluate the full gate set (informational)")
+    gate_reasons: dict[str, str] = Field(default_factory=dict, description="gate -> the evaluator's reason")
+    reasons: list[str] = Field(default_factory=list, description="why the reward is below 1")
+    target_terms: dict[str, dict] = Field(
+        default_factory=dict, description="target -> metric, value, target, met, penalty (hidden objective)")
     locked_violations: list[dict]
     sandbox: dict[str, object] = Field(default_factory=dict, description=(
         "the agent's sandbox: uid, network endpoints open, processes that outlived it"))
@@ -81,6 +95,25 @@ class RunRecord(BaseModel):
     tool_versions: dict[str, object]
     closer_version: str
     paths: dict[str, str]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _schema_1_names(cls, data: object) -> object:
+        """Schema-1 records (auc_wall, auc_cost, curve; gap = evaluator's public - hidden) stay readable."""
+        if isinstance(data, dict) and any(k in data for k in RENAMED_V1):
+            data = {RENAMED_V1.get(k, k): v for k, v in data.items()}
+            data["evaluator_public_gap"] = data.get("public_private_gap")
+            best, reward = data.get("best_public_reward"), data.get("reward")
+            data["public_private_gap"] = None if best is None or reward is None else best - reward
+        return data
+
+    @property
+    def is_feasible(self) -> bool:
+        """feasible, or for a schema-1 record: scored with every gate passed."""
+        if self.feasible is not None:
+            return self.feasible
+        required = [v for v in self.gates.values() if v != "not_required"]
+        return self.scored and bool(required) and all(v == "pass" for v in required)
 
 
 def run_trials(task_dir: Path, agent: AgentSpec, trials: int, out: Path, wall_s: float | None = None) -> list[RunRecord]:
@@ -154,7 +187,8 @@ def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wal
         agent_exit=exit_kind, workspace_scoreable=scoreable, score_produced=score_produced,
         verifier_error=verifier_error, harness_errors=harness_errors,
         trajectory_infra_errors=count_infra_errors(ws.trajectory)))
-    summary = summarize_trajectory(ws.trajectory, resolve_params(ws.run_info)) if ws.trajectory.exists() else None
+    params = resolve_params(ws.run_info, full_gate_tools=full_gate_tools(task.kind))
+    summary = summarize_trajectory(ws.trajectory, params) if ws.trajectory.exists() else None
     ev = evaluation
     record = RunRecord(
         task_id=task.task_id, kind=task.kind.value, design=task.design, budget_tier=task.budget_tier, trial=trial,
@@ -167,14 +201,16 @@ def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wal
         verifier_error=verifier_error,
         raw_metrics={k: v for k, v in (ev.metrics if ev else {}).items() if not k.startswith("run__")},
         # no trajectory: the agent made no metered call, so its best-so-far curve is empty (area 0)
-        auc_wall=summary.auc_wall if summary else 0.0, auc_cost=summary.auc_cost if summary else 0.0,
+        auc_wall_public=summary.auc_wall if summary else 0.0, auc_cost_public=summary.auc_cost if summary else 0.0,
         best_public_reward=summary.best_reward if summary else None,
         time_to_first_feasible_s=summary.first_feasible.elapsed_s if summary and summary.first_feasible else None,
         cost_to_first_feasible=summary.first_feasible.cost_units if summary and summary.first_feasible else None,
         calls_by_tool=summary.calls_by_tool if summary else {}, outcomes=summary.outcomes if summary else {},
-        curve=[p.model_dump() for p in summary.curve] if summary else [],
-        public_reward=ev.public_reward if ev else None, public_private_gap=ev.public_private_gap if ev else None,
+        curve_public=[p.model_dump() for p in summary.curve] if summary else [],
+        public_reward=ev.public_reward if ev else None,
+        public_private_gap=_gap(summary.best_reward if summary else None, ev.reward if ev else None),
         func_pass_gap=ev.func_pass_gap if ev else None,
+        **_evaluation_fields(ev, summary),
         locked_violations=[v.model_dump() for v in ev.locked_violations] if ev else [],
         suite_version=task.suite_version,
         tool_versions={**(ev.provenance if ev else {}), **{f"metered__{k}": v for k, v in
@@ -302,6 +338,24 @@ def write_once(path: Path, text: str) -> None:
         handle.write(text)
 
 
+def _gap(best_public: float | None, hidden: float | None) -> float | None:
+    return None if best_public is None or hidden is None else round(best_public - hidden, 6)
+
+
+def _evaluation_fields(ev: EvaluationRecord | None, summary) -> dict:
+    """The schema-2 fields of a RunRecord that come from the evaluation and the summary."""
+    terms = ((ev.reward_result or {}).get("terms") or {}) if ev else {}
+    return {
+        "feasible": bool(ev.scored and ev.gate == 1) if ev else None,
+        "evaluator_public_gap": ev.public_private_gap if ev else None,
+        "best_partial_reward": summary.best_partial_reward if summary else None,
+        "gate_reasons": dict(ev.gate_reasons) if ev else {},
+        "reasons": list(ev.reasons) if ev else [],
+        "target_terms": {name: {k: term.get(k) for k in ("metric", "value", "target", "met", "penalty", "weight")}
+                         for name, term in terms.items()},
+    }
+
+
 def load_records(runs: Path) -> list[RunRecord]:
     files = sorted(runs.rglob("record.json"))
     out = []
@@ -315,13 +369,19 @@ def load_records(runs: Path) -> list[RunRecord]:
 
 def write_summary(runs: Path) -> Path:
     records = load_records(runs)
-    lines = ["# Run summary", "", "| task | agent | trial | state | reward | failing gates | AUC wall | AUC cost | calls |",
-             "|---|---|---:|---|---:|---|---:|---:|---|"]
+    feasible = sum(1 for r in records if r.is_feasible)
+    lines = ["# Run summary", "",
+             f"Feasible (every gate passed on the hidden conditions): {feasible} of {len(records)} trials. "
+             "A run state of `success` means the run completed and was scored, not that it passed.", "",
+             "| task | agent | trial | state | feasible | reward | failing gates | AUC wall (public) | "
+             "AUC cost (public) | calls |",
+             "|---|---|---:|---|---|---:|---|---:|---:|---|"]
     for r in records:
         label = f"{r.agent} (machinery)" if r.machinery_baseline else r.agent
         calls = ", ".join(f"{k} {v}" for k, v in r.calls_by_tool.items() if v)
-        lines.append(f"| {r.task_id} | {label} | {r.trial} | {r.run_state} | {_fmt(r.reward)} | "
-                     f"{', '.join(r.failing_gates) or '-'} | {_fmt(r.auc_wall)} | {_fmt(r.auc_cost)} | {calls or '-'} |")
+        lines.append(f"| {r.task_id} | {label} | {r.trial} | {r.run_state} | {feasible_label(r)} | {_fmt(r.reward)} | "
+                     f"{', '.join(r.failing_gates) or '-'} | {_fmt(r.auc_wall_public)} | {_fmt(r.auc_cost_public)} | "
+                     f"{calls or '-'} |")
     reasons = [f"- {r.task_id} {r.agent} trial {r.trial}: {r.run_state_reason}" + (f" ({r.verifier_error})" if r.verifier_error and r.verifier_error != r.run_state_reason else "")
                for r in records if r.run_state != "success"]
     if reasons:
@@ -329,6 +389,13 @@ def write_summary(runs: Path) -> Path:
     path = runs / "summary.md"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def feasible_label(record: RunRecord) -> str:
+    """yes / NO / not scored: what a reader needs beside the run state."""
+    if not record.scored:
+        return "not scored"
+    return "yes" if record.is_feasible else "NO"
 
 
 def _fmt(value: float | None) -> str:

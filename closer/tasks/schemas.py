@@ -1,6 +1,7 @@
 """JSON Schemas of the task files others read, exported from the models (never written by hand):
 
-    python -m closer.tasks.schemas          rewrite closer/schemas/task*.schema.json, run-record
+    python -m closer.tasks.schemas          rewrite closer/schemas/task*.schema.json, run-record,
+                                            trajectory-rescore
 """
 
 from __future__ import annotations
@@ -22,9 +23,11 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
 
 def all_models() -> dict[str, type[BaseModel]]:
     from closer.tasks.evaluate import EvaluationRecord
+    from closer.tasks.rescore import RescoreFile
     from closer.tasks.runner import RunRecord
 
-    return {**SCHEMA_MODELS, "task-evaluation": EvaluationRecord, "run-record": RunRecord}
+    return {**SCHEMA_MODELS, "task-evaluation": EvaluationRecord, "run-record": RunRecord,
+            "trajectory-rescore": RescoreFile}
 
 
 def schema_text(model: type[BaseModel]) -> str:

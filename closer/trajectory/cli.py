@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from closer.budget import ToolClass
 from closer.metered.paths import WorkspacePaths
 from closer.trajectory.measures import TrajectorySummary
 
@@ -21,16 +22,22 @@ def _budget_options(f):
         click.option("--window-calls", type=int, default=None, help="stagnation window W (calls)"),
         click.option("--window-cost", type=float, default=None, help="stagnation window C (cost units)"),
         click.option("--threshold", "thresholds", type=float, multiple=True, help="report time to this reward"),
+        click.option("--kind", type=click.Choice(["A", "B", "C"]), default=None,
+                     help="count only the calls that evaluate this task kind's full gate set "
+                          "(needed for trajectories recorded before partial_reward existed)"),
     ]):
         f = option(f)
     return f
 
 
-def _summary(path: Path, tier, wall_budget_s, cost_budget, window_calls, window_cost, thresholds) -> TrajectorySummary:
+def _summary(path: Path, tier, wall_budget_s, cost_budget, window_calls, window_cost, thresholds,
+             kind) -> TrajectorySummary:
+    from closer.tasks.estimator import full_gate_tools
     from closer.trajectory.summary import resolve_params, summarize_trajectory, trajectory_files
 
     trajectory, run_json = trajectory_files(path)
-    params = resolve_params(run_json, tier, wall_budget_s, cost_budget, window_calls, window_cost, list(thresholds))
+    params = resolve_params(run_json, tier, wall_budget_s, cost_budget, window_calls, window_cost, list(thresholds),
+                            full_gate_tools(kind) if kind else None)
     return summarize_trajectory(trajectory, params)
 
 
@@ -67,7 +74,9 @@ def _print_summary(s: TrajectorySummary) -> None:
     rows = [
         ("records", str(s.records)),
         ("B (wall s / cost units)", f"{s.params.wall_s:g} / {s.params.cost_units:g}  [{s.params.source}]"),
-        ("final / best reward", f"{s.final_reward} / {s.best_reward}"),
+        ("final / best reward (full-gate calls)", f"{s.final_reward} / {s.best_reward}  "
+                                                 f"[{s.full_gate_calls} full-gate calls]"),
+        ("best partial estimate (informational)", f"{s.best_partial_reward}"),
         ("AUC wall / AUC cost", f"{s.auc_wall:.6f} / {s.auc_cost:.6f}"),
         ("elapsed s / cost units", f"{s.elapsed_s:.1f} / {s.cost_units:g}"),
         ("calls by tool", ", ".join(f"{k} {v}" for k, v in s.calls_by_tool.items())),
@@ -131,6 +140,41 @@ def replay_command(ctx: click.Context, run: Path, as_json: bool) -> None:
         click.echo(", ".join(f"{n} {s.value}" for s, n in counts.items()))
     if any(r.status is ReplayStatus.MISMATCH for r in results):
         ctx.exit(1)
+
+
+@trajectory_group.command("rescore")
+@click.argument("run", type=_PATH)
+@click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True, help="evaluations in parallel")
+@click.option("--calls", "calls", default=None, help="only the snapshots of these tool classes, e.g. verify,pnr")
+@click.option("--last", type=click.IntRange(min=1), default=None, help="only the last K selected calls")
+@click.option("--suite", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="the suite the trials ran from (for records without paths.task)")
+@click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="evaluation cache shared by trials (default: <trial>/rescore-cache)")
+def rescore_command(run: Path, jobs: int, calls: str | None, last: int | None, suite: Path | None,
+                    cache: Path | None) -> None:
+    """Score each distinct snapshot of the trial(s) in RUN with the pristine evaluator on the hidden
+    conditions; write the hidden best-so-far curve beside the public one to <trial>/rescore.json.
+
+    RUN is a trial folder (with record.json) or a runs root.
+    """
+    from closer.tasks.rescore import Selection, find_trials, rescore_trial
+
+    selection = Selection(calls=_tool_list(calls), last=last)
+    for trial in find_trials(run):
+        rescore_trial(trial, selection, jobs, suite=suite, cache=cache, progress=click.echo)
+
+
+def _tool_list(text: str | None) -> list[ToolClass] | None:
+    if text is None:
+        return None
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    known = [t.value for t in ToolClass]
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        raise click.BadParameter(f"unknown tool class(es) {unknown or [text]}; known: {', '.join(known)}",
+                                 param_hint="--calls")
+    return [ToolClass(n) for n in names]
 
 
 @trajectory_group.command("schemas")

@@ -8,6 +8,8 @@ Conventions (docs/trajectory.md):
   arithmetic on the recorded floats; one rounding at the end).
 - Refused calls cost nothing and do not advance stagnation windows, but their edits count for
   layer tracking (the snapshot is taken on every call).
+- Only calls that evaluated the stage's full gate set (`SummaryParams.full_gate_tools`) are
+  feasible or move r*; the estimates of the other calls are informational (`best_partial_reward`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,17 @@ class SummaryParams(_Model):
     window_cost_units: float = Field(gt=0)
     thresholds: list[float] = Field(default_factory=list)
     source: str = Field("", description="where B and the windows came from")
+    full_gate_tools: dict[ToolClass, list[str]] | None = Field(None, description=(
+        "tool classes whose result evaluates the stage's full gate set, each with the metric keys "
+        "its record must hold; only these calls are feasible and move r*. None: every call's reward counts"))
+
+    def evaluates_full_gates(self, rec: TrajectoryRecord) -> bool:
+        if rec.partial_reward is not None:  # the estimator already said it is not full-gate
+            return False
+        if self.full_gate_tools is None:
+            return True
+        keys = self.full_gate_tools.get(rec.tool)
+        return keys is not None and all(k in rec.metrics for k in keys)
 
 
 class Milestone(_Model):
@@ -82,8 +95,11 @@ class TrajectorySummary(_Model):
     records: int
     bad_lines: list[str]
     params: SummaryParams
-    final_reward: float | None = Field(description="reward of the last record that has one")
-    best_reward: float | None
+    final_reward: float | None = Field(description="reward of the last full-gate record that has one")
+    best_reward: float | None = Field(description="best public reward of the calls that evaluated the full gate set")
+    best_partial_reward: float | None = Field(
+        None, description="best estimate of the other calls (informational: never feasible, not in r* or AUC)")
+    full_gate_calls: int = Field(0, description="calls that ran and evaluated the stage's full gate set")
     auc_wall: float
     auc_cost: float
     elapsed_s: float
@@ -120,6 +136,8 @@ class Summarizer:
         self.cost = 0.0
         self.elapsed = 0.0
         self.best: float | None = None
+        self.best_partial: float | None = None
+        self.full_gate_calls = 0
         self.final: float | None = None
         self.by_tool: Counter[str] = Counter()
         self.outcomes: Counter[str] = Counter()
@@ -145,22 +163,34 @@ class Summarizer:
         if rec.outcome.refused:
             return
         self.by_tool[rec.tool.value] += 1
-        if rec.feasible and self.first_feasible is None:
+        reward, feasible = self._full_gate_result(rec)
+        if feasible and self.first_feasible is None:
             self.first_feasible = self._here(rec)
-        improved = rec.reward is not None and (self.best is None or rec.reward > self.best)
-        if rec.reward is not None:
-            self.final = rec.reward
-        self._stagnation(rec, improved, best_before)
+        improved = reward is not None and (self.best is None or reward > self.best)
+        if reward is not None:
+            self.final = reward
+        self._stagnation(rec, improved, best_before, reward)
         if improved:
-            self.best = rec.reward
-            self.curve.append(CurvePoint(seq=rec.seq, elapsed_s=self.elapsed, cost_units=self.cost, best=rec.reward))
+            self.best = reward
+            self.curve.append(CurvePoint(seq=rec.seq, elapsed_s=self.elapsed, cost_units=self.cost, best=reward))
             for t, hit in self.hits.items():
-                if hit is None and rec.reward >= t:
+                if hit is None and reward >= t:
                     self.hits[t] = self._here(rec)
             if self.rollbacks:
                 self.rollbacks[-1] = self._with_best(self.rollbacks[-1])
         if rec.outcome in (Outcome.OK, Outcome.TOOL_ERROR, Outcome.TIMEOUT):
             self.last_feedback = rec.tool
+
+    def _full_gate_result(self, rec: TrajectoryRecord) -> tuple[float | None, bool | None]:
+        """(reward, feasible) of a call that evaluated the full gate set; (None, None) for any
+        other call, whose estimate is kept only as the informational partial best."""
+        if self.p.evaluates_full_gates(rec):
+            self.full_gate_calls += 1
+            return rec.reward, rec.feasible
+        partial = rec.partial_reward if rec.partial_reward is not None else rec.reward
+        if partial is not None and (self.best_partial is None or partial > self.best_partial):
+            self.best_partial = partial
+        return None, None
 
     def _here(self, rec: TrajectoryRecord) -> Milestone:
         return Milestone(seq=rec.seq, elapsed_s=self.elapsed, cost_units=self.cost)
@@ -177,7 +207,8 @@ class Summarizer:
             self.rollbacks.append(Rollback(seq=rec.seq, layers=rec.layers, after_feedback_from=self.last_feedback,
                                            best_before=best_before, best_after=best_before, gain=0.0))
 
-    def _stagnation(self, rec: TrajectoryRecord, improved: bool, best_before: float | None) -> None:
+    def _stagnation(self, rec: TrajectoryRecord, improved: bool, best_before: float | None,
+                    reward: float | None) -> None:
         ep = self.open_episode
         if ep is not None and ep.first_layers_after is None and rec.layers and rec.seq > ep.detected_seq:
             ep.first_layers_after = list(rec.layers)
@@ -186,7 +217,7 @@ class Summarizer:
                 self._close_counts(ep)
                 ep.end_seq = rec.seq
                 ep.recovered = True
-                ep.gain = rec.reward - (best_before or 0.0)
+                ep.gain = reward - (best_before or 0.0)
                 ep.breaking_layers = list(rec.layers)
                 self.open_episode = None
             self.since_calls, self.since_cost, self.since_start_seq = 0, 0.0, None
@@ -214,7 +245,8 @@ class Summarizer:
         steps_cost = [(pt.cost_units, pt.best) for pt in self.curve]
         return TrajectorySummary(
             path=path, run_id=self.run_id, records=self.records, bad_lines=bad_lines, params=self.p,
-            final_reward=self.final, best_reward=self.best,
+            final_reward=self.final, best_reward=self.best, best_partial_reward=self.best_partial,
+            full_gate_calls=self.full_gate_calls,
             auc_wall=auc_step(steps_wall, self.p.wall_s), auc_cost=auc_step(steps_cost, self.p.cost_units),
             elapsed_s=self.elapsed, cost_units=self.cost,
             calls_by_tool={t.value: self.by_tool.get(t.value, 0) for t in ToolClass},

@@ -104,8 +104,11 @@ class TrajectoryRecord(_Model):
     message: str = ""
     exit_codes: list[int] = Field(default_factory=list, description="exit code of each command run")
     metrics: dict[str, MetricValue] = Field(default_factory=dict, description="public metrics")
-    reward: float | None = Field(None, description="public reward estimate of this call")
-    feasible: bool | None = Field(None, description="whether the reward gate passed")
+    reward: float | None = Field(None, description=(
+        "public reward estimate of a call that evaluated the stage's full gate set"))
+    feasible: bool | None = Field(None, description="whether the reward gate passed (full-gate calls only)")
+    partial_reward: float | None = Field(None, description=(
+        "estimate of a call that did not evaluate the full gate set: informational, never in best_reward"))
     best_reward: float | None = Field(None, description="best public reward so far, this call included")
     remaining: dict[str, float | None] = Field(
         default_factory=dict, description="calls left per class and wall_s left, after this call")

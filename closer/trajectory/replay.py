@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from closer.budget import ToolClass
 from closer.errors import CloserError
 from closer.metered.config import load_tool_config
-from closer.metered.estimator import load_estimator
+from closer.metered.estimator import NO_ESTIMATE, load_estimator
 from closer.metered.execute import estimate_reward, execute_tool
 from closer.metered.paths import WorkspacePaths
 from closer.metered.snapshot import load_snapshot, restore_snapshot
@@ -71,12 +71,12 @@ def _replay_one(ws: WorkspacePaths, config, estimator, rec: TrajectoryRecord, ro
     again = execute_tool(root, cmds, rec.args, WorkspacePaths(root).call_results(rec.seq, rec.tool), cmds.timeout_s)
     estimate = estimate_reward(estimator, rec.tool, again, root) if estimator and again.outcome is Outcome.OK else None
     differences = _compare(rec, again.outcome, again.exit_codes, again.metrics,
-                           estimate.reward if estimate else None, estimate.feasible if estimate else None)
+                           estimate.record_fields() if estimate else NO_ESTIMATE)
     status = ReplayStatus.MISMATCH if differences else ReplayStatus.REPRODUCED
     return CallReplay(seq=rec.seq, tool=rec.tool, status=status, differences=differences, wall_s=again.wall_s)
 
 
-def _compare(rec: TrajectoryRecord, outcome, exit_codes, metrics, reward, feasible) -> list[str]:
+def _compare(rec: TrajectoryRecord, outcome, exit_codes, metrics, scored: dict) -> list[str]:
     diffs = []
     if outcome != rec.outcome:
         diffs.append(f"outcome: recorded {rec.outcome.value}, replay {outcome.value}")
@@ -86,8 +86,7 @@ def _compare(rec: TrajectoryRecord, outcome, exit_codes, metrics, reward, feasib
         before, after = rec.metrics.get(key, "<absent>"), metrics.get(key, "<absent>")
         if before != after or type(before) is not type(after):
             diffs.append(f"metric {key}: recorded {before!r}, replay {after!r}")
-    if reward != rec.reward:
-        diffs.append(f"reward: recorded {rec.reward}, replay {reward}")
-    if feasible != rec.feasible:
-        diffs.append(f"feasible: recorded {rec.feasible}, replay {feasible}")
+    for field, value in scored.items():
+        if value != getattr(rec, field):
+            diffs.append(f"{field}: recorded {getattr(rec, field)}, replay {value}")
     return diffs

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from closer.budget import BudgetOverride, resolve_budget
+from closer.budget import BudgetOverride, ToolClass, resolve_budget
 from closer.tomlio import describe_validation_error
 from closer.errors import InputError
 from closer.metered.paths import CONTROL_DIR, WorkspacePaths
@@ -36,8 +36,10 @@ def load_run_header(run_json: Path) -> RunInfo:
 def resolve_params(run_json: Path | None, tier: str | None = None, wall_s: float | None = None,
                    cost_units: float | None = None, window_calls: int | None = None,
                    window_cost_units: float | None = None,
-                   thresholds: list[float] | None = None) -> SummaryParams:
-    """B and the stagnation windows: explicit values, else the run's run.json, else the tier's."""
+                   thresholds: list[float] | None = None,
+                   full_gate_tools: dict[ToolClass, list[str]] | None = None) -> SummaryParams:
+    """B and the stagnation windows: explicit values, else the run's run.json, else the tier's;
+    `full_gate_tools` is the task kind's rule of which calls count (None: every call's reward)."""
     if run_json is not None and tier is None:
         budget = load_run_header(run_json).budget
         source = str(run_json)
@@ -53,7 +55,7 @@ def resolve_params(run_json: Path | None, tier: str | None = None, wall_s: float
         cost_units=explicit.get("cost_units", budget.cost_units),
         window_calls=explicit.get("window_calls", budget.stagnation.window_calls),
         window_cost_units=explicit.get("window_cost_units", budget.stagnation.window_cost_units),
-        thresholds=sorted(thresholds or []), source=source,
+        thresholds=sorted(thresholds or []), source=source, full_gate_tools=full_gate_tools,
     )
 
 

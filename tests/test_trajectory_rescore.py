@@ -4,7 +4,9 @@ hidden curve, the content-addressed cache, --last, the report, and bad input."""
 
 from __future__ import annotations
 
+import base64
 import json
+import shlex
 from pathlib import Path
 
 import subprocess
@@ -30,12 +32,12 @@ def trial(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("rescore")
     suite = SuitePaths(root / "suite")
     generate_suite("gcd", suite.root, budgets=["low"])
-    solution = suite.hidden("gcd-A-low").solution / "rtl" / "gcd.v"
-    script = root / "agent.sh"
-    # the metered front end as a module of this checkout (what the closer-tool script runs)
-    tool = f"{sys.executable} -m closer.metered"
-    script.write_text(f'cd "$1"\n{tool} sim\n{tool} sim\ncp {solution} rtl/gcd.v\n{tool} verify\n')
-    agent = resolve_agent(f"sh {script} {{workspace}}", label="scripted")
+    solution = (suite.hidden("gcd-A-low").solution / "rtl" / "gcd.v").read_bytes()
+    # the agent runs in its sandbox: it carries the solution's text, not its (hidden) path
+    code = (f"import subprocess, sys; t = lambda c: subprocess.run(['closer-tool', c]); t('sim'); t('sim'); "
+            f"open(sys.argv[1] + '/rtl/gcd.v', 'wb').write(base64.b64decode({base64.b64encode(solution)!r})); "
+            f"t('verify')")
+    agent = resolve_agent(f"python -c {shlex.quote('import base64; ' + code)} {{workspace}}", label="scripted")
     [record] = run_trials(suite.task("gcd-A-low").root, agent, 1, root / "runs")
     assert record.reward == 1.0 and record.calls_by_tool == {"sim": 2, "synth": 0, "pnr": 0, "verify": 1}
     return Path(record.paths["trial"])

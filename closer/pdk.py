@@ -27,6 +27,10 @@ from closer.toolchain import search_path
 
 LIBRARY = "sky130_fd_sc_hd"
 CORNERS = ("tt_025C_1v80", "ss_100C_1v60", "ff_n40C_1v95")
+# further Liberty corners the PDK may carry (../shared/pdk does): STA-only corners, e.g. the hidden
+# PVT corners of a task's physical conditions; synthesis and `closer pdk check` use CORNERS
+EXTRA_CORNERS = ("tt_100C_1v80", "ff_100C_1v95")
+ALL_CORNERS = CORNERS + EXTRA_CORNERS
 CELL_COUNT_PER_CORNER = 428  # timing cells in each Liberty file (physical-only cells have none)
 
 
@@ -47,8 +51,8 @@ class PdkPaths:
         return self.root / "sky130A" / "libs.ref" / LIBRARY
 
     def liberty(self, corner: str) -> Path:
-        if corner not in CORNERS:
-            raise InputError(f"unknown corner {corner!r}; known: {', '.join(CORNERS)}")
+        if corner not in ALL_CORNERS:
+            raise InputError(f"unknown corner {corner!r}; known: {', '.join(ALL_CORNERS)}")
         return self.lib_ref / "lib" / f"{LIBRARY}__{corner}.lib"
 
     @property

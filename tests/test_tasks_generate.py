@@ -13,7 +13,7 @@ from closer.errors import InputError
 from closer.paths import schema_path
 from closer.tasks.generate import generate_suite, skeleton
 from closer.tasks.models import SUITE_VERSION, TaskKind, load_design_tasks
-from closer.tasks.paths import SuitePaths, sha256_file, tree_checksum, workspace_files
+from closer.tasks.paths import PUBLIC_TARGETS, SuitePaths, sha256_file, tree_checksum, workspace_files
 from closer.tasks.schemas import all_models, schema_text
 
 
@@ -62,7 +62,8 @@ def test_hidden_part_is_outside_and_absent_from_workspaces(suite: SuitePaths, re
         assert not any(f'"{s}"' in config_text or f" {s}," in config_text or f"[{s}" in config_text
                        for s in hidden_seeds)
         for rel in workspace_files(task.workspace):
-            assert "targets" not in rel and "solution" not in rel
+            # the one targets file: the public projection's, in the locked control dir
+            assert ("targets" not in rel or rel == PUBLIC_TARGETS) and "solution" not in rel
         assert "w8" not in config_text  # the hidden width config
 
 

@@ -4,9 +4,17 @@
     python -m closer.agents.baselines oracle --workspace W --solution S copies the reference solution
     python -m closer.agents.baselines sweep  --workspace W              scripted closure policy
 
-They call the metered tools through `closer-tool` on PATH, like any agent. The sweep tries clock
-period, core utilization and router-pass settings (each checked with `closer-tool synth`)
-and keeps the best setting that meets timing with the smallest area, until the budget refuses.
+They call the metered tools through `closer-tool` on PATH, like any agent. The sweep:
+
+* tasks without a physical flow (A): tries clock-period and floorplan settings with
+  `closer-tool synth`, keeps the best that meets timing with the smallest area, then verifies;
+* tasks with `closer-tool pnr` (B, C): a closure loop. Each pnr result (its metrics.json: gates,
+  unrouted nets, DRC, LVS, hold slack, max-slew/max-cap, the reward estimate) picks the next
+  settings (`closure_step`): max-slew/max-cap violations get a denser core (shorter wires: the
+  flow has no buffering or sizing to set), a congested or dirty layout a lower utilization, and
+  either more router passes and repair rounds; a failing functional/LEC/GLS gate or hold slack
+  stops the loop (no setting fixes RTL; the flow has no hold fixing). It stops at the first feasible result or when the pnr budget refuses, restores the best
+  result's settings and verifies.
 """
 
 from __future__ import annotations
@@ -17,6 +25,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from dataclasses import dataclass, replace
 
 import click
 
@@ -69,21 +79,129 @@ def _set_toml_number(path: Path, key: str, value: float) -> None:
     path.write_text(re.sub(rf"(?m)^({re.escape(key)}\s*=\s*)[0-9.]+", lambda m: f"{m.group(1)}{value:g}", text))
 
 
-def _last_metrics(ws: Path) -> dict:
-    results = sorted((ws / "results").glob("*_synth"), key=lambda p: int(p.name.split("_")[0]))
+def _last_metrics(ws: Path, tool: str = "synth") -> dict:
+    results = sorted((ws / "results").glob(f"*_{tool}"), key=lambda p: int(p.name.split("_")[0]))
     if not results:
         return {}
     path = results[-1] / "metrics.json"
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
+@dataclass(frozen=True)
+class Settings:
+    core_utilization: float
+    router_passes: int
+    repair_rounds: int
+
+    def write(self, ws: Path) -> None:
+        floorplan, flow = ws / "floorplan" / "floorplan.toml", ws / "flow" / "settings.toml"
+        _set_toml_number(floorplan, "core_utilization", self.core_utilization)
+        _set_toml_number(flow, "router_passes", self.router_passes)
+        _set_toml_number(flow, "repair_rounds", self.repair_rounds)
+
+
+MIN_UTILIZATION, MAX_UTILIZATION = 0.12, 0.6
+RTL_GATES = ("func", "lec", "gls")  # failures no physical setting can fix
+
+
+def read_settings(ws: Path) -> Settings:
+    import tomllib
+
+    fp = tomllib.loads((ws / "floorplan" / "floorplan.toml").read_text())
+    fl = tomllib.loads((ws / "flow" / "settings.toml").read_text())
+    return Settings(fp.get("core_utilization", 0.30), fl.get("router_passes", 15), fl.get("repair_rounds", 8))
+
+
+def failing_gates(metrics: dict) -> list[str]:
+    """The gates a pnr result shows failing, from its public metrics."""
+    def nonzero(key: str) -> bool:
+        return bool(metrics.get(key))
+
+    out = []
+    if nonzero("closer__func__tests_failed"):
+        out.append("func")
+    if metrics.get("closer__lec__result") not in (None, "equivalent"):
+        out.append("lec")
+    if nonzero("closer__gls__tests_failed"):
+        out.append("gls")
+    if nonzero("closer__route__unrouted_nets") or nonzero("detailedroute__route__drc_errors"):
+        out.append("route")
+    if nonzero("closer__signoff__drc_errors"):
+        out.append("drc")
+    if nonzero("closer__signoff__lvs_errors"):
+        out.append("lvs")
+    hold = [k for k, v in metrics.items() if k.startswith("finish__timing__hold__ws") and v is not None and v < 0]
+    if _drv_violations(metrics) or hold:
+        out.append("sta")
+    return out
+
+
+def closure_step(current: Settings, metrics: dict) -> Settings | None:
+    """The next settings to try after a pnr result, or None when no setting can help."""
+    failing = failing_gates(metrics)
+    if not metrics or not failing or any(g in RTL_GATES for g in failing):
+        return None
+    dirty = bool({"route", "drc", "lvs"} & set(failing))
+    repair = min(64, max(current.repair_rounds, 8) * 2) if dirty else current.repair_rounds
+    if _drv_violations(metrics):
+        # max-slew/max-cap without buffering or sizing in the flow: a denser core shortens the
+        # wires (less load on the weak drivers); a dirty layout also gets more repair
+        util = round(min(MAX_UTILIZATION, current.core_utilization * 1.4), 3)
+    elif dirty:
+        util = round(max(MIN_UTILIZATION, current.core_utilization * 0.75), 3)  # more room to route
+    else:
+        return None  # hold: the flow has no hold fixing
+    nxt = Settings(util, 15, repair)
+    return None if nxt == current else nxt
+
+
+def _drv_violations(metrics: dict) -> bool:
+    return any(v for k, v in metrics.items()
+               if k.startswith(("finish__timing__drv__max_slew", "finish__timing__drv__max_cap")))
+
+
+def _estimate(metrics: dict) -> tuple[bool, float]:
+    return bool(metrics.get("closer__estimate__feasible")), float(metrics.get("closer__estimate__reward") or 0.0)
+
+
+def closure_sweep(ws: Path, max_calls: int) -> None:
+    """pnr -> read the result -> next settings, until feasible, hopeless or out of budget."""
+    settings = read_settings(ws)
+    best: tuple[tuple[bool, float], Settings] | None = None
+    for _ in range(max_calls):
+        settings.write(ws)
+        code = tool(ws, "pnr")
+        if code in REFUSED:
+            break
+        metrics = _last_metrics(ws, "pnr")
+        key = _estimate(metrics)
+        if best is None or key > best[0]:
+            best = (key, settings)
+        click.echo(f"sweep: {settings}: feasible {key[0]}, estimate {key[1]:.4g}, failing {failing_gates(metrics)}")
+        if key[0]:
+            break
+        nxt = closure_step(settings, metrics)
+        if nxt is None:
+            click.echo("sweep: no setting left that could fix the failing gates")
+            break
+        settings = nxt
+    if best is not None:
+        best[1].write(ws)
+        click.echo(f"sweep: keeping {best[1]}")
+    tool(ws, "verify")
+
+
 @main.command("sweep")
 @click.option("--workspace", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True)
 @click.option("--max-candidates", default=4, show_default=True)
 def sweep_agent(workspace: Path, max_candidates: int) -> None:
-    """Try (clock period scale, utilization, router passes) settings with `closer-tool synth`; keep the
-    best that meets setup timing (smallest area), restore it, run `closer-tool verify`."""
+    """B/C (a pnr tool): the closure loop over pnr results. A: try (clock period scale,
+    utilization, router passes) settings with `closer-tool synth`; keep the best that meets setup
+    timing (smallest area), restore it, run `closer-tool verify`."""
     task = json.loads((workspace / "task.json").read_text())
+    if task.get("flow_to") == "finish":
+        closure_sweep(workspace, max_candidates)
+        return
     sdc = workspace / task["sdc"]
     floorplan, flow = workspace / "floorplan" / "floorplan.toml", workspace / "flow" / "settings.toml"
     base_sdc = sdc.read_text()

@@ -83,6 +83,23 @@ class Physical(BaseModel):
     router_passes: int = Field(15, ge=0, le=15, description="qrouter stage2 rip-up passes (its schedule)")
     repair_rounds: int = Field(8, ge=0, le=64, description="search-and-repair batch rounds (0: no repair); "
                                "up to 3x as many single-problem rounds follow")
+    corners: list[str] | None = Field(None, min_length=1, description=(
+        "STA corners of the physical flow (closer.pdk.ALL_CORNERS; default: closer.pdk.CORNERS); "
+        "a task's physical conditions set it"))
+    place_seed: int = Field(0, ge=0, description="placer IO-order seed (0: name order); a task's "
+                            "physical conditions set it")
+
+    @field_validator("corners")
+    @classmethod
+    def _known_corners(cls, corners: list[str] | None) -> list[str] | None:
+        from closer.pdk import ALL_CORNERS
+
+        unknown = [c for c in corners or [] if c not in ALL_CORNERS]
+        if unknown:
+            raise ValueError(f"unknown corner(s) {unknown}; known: {', '.join(ALL_CORNERS)}")
+        if corners is not None and "tt_025C_1v80" not in corners:
+            raise ValueError("must include the signoff corner tt_025C_1v80")
+        return corners
 
 
 class Design(BaseModel):

@@ -44,11 +44,15 @@ class PnrTask(ASICTask):
         self.add_parameter("router_passes", "int", "qrouter stage2 rip-up passes")
         self.add_parameter("repair_rounds", "int", "search-and-repair batch rounds")
         self.add_parameter("sdc_exceptions", "[str]", "timing exceptions the SDC may use (closer.sdc)")
+        self.add_parameter("corners", "[str]", "STA corners of the signoff")
+        self.add_parameter("place_seed", "int", "placer IO-order seed")
 
     def set_physical(self, physical, step: str, index: str) -> None:
         """The design's [physical] table (closer.designs.model.Physical)."""
-        for key in ("core_utilization", "aspect_ratio", "router_passes", "repair_rounds"):
+        for key in ("core_utilization", "aspect_ratio", "router_passes", "repair_rounds", "place_seed"):
             self.set("var", key, getattr(physical, key), step=step, index=index)
+        if physical.corners is not None:
+            self.set("var", "corners", list(physical.corners), step=step, index=index)
 
     def set_sdc_exceptions(self, exceptions, step: str, index: str) -> None:
         self.set("var", "sdc_exceptions", [str(e) for e in exceptions], step=step, index=index)
@@ -73,6 +77,7 @@ class PnrTask(ASICTask):
     def _physical_config(self):
         from closer.physical import PhysicalConfig
         from closer.physical.floorplan import FloorplanConfig
+        from closer.physical.place import PlaceConfig
         from closer.physical.repair import RepairConfig
         from closer.physical.route import RouteConfig
         from closer.sdc import SdcPolicy
@@ -84,7 +89,11 @@ class PnrTask(ASICTask):
         route = RouteConfig(**({"max_passes": passes} if passes is not None else {}))
         repair = RepairConfig() if rounds is None else RepairConfig(rounds=rounds, item_rounds=3 * rounds)
         policy = SdcPolicy(allow=frozenset(self.get("var", "sdc_exceptions") or []))
-        return PhysicalConfig(floorplan=floorplan, route=route, repair=repair, sdc_policy=policy)
+        seed, corners = self.get("var", "place_seed"), self.get("var", "corners")
+        place = PlaceConfig(seed=seed or 0)
+        extra = {"corners": tuple(corners)} if corners else {}
+        return PhysicalConfig(floorplan=floorplan, place=place, route=route, repair=repair, sdc_policy=policy,
+                              **extra)
 
     def _sdc_files(self) -> list[str]:
         files: list[str] = []

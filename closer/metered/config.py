@@ -73,6 +73,22 @@ class SurfaceConfig(_Strict):
     max_total_bytes: int = Field(64 << 20, gt=0, description="the surface's total size limit")
 
 
+class TreeConfig(_Strict):
+    """What a call's tree holds besides the pristine workspace and the snapshot."""
+
+    control_files: list[str] = Field(default_factory=list, description=(
+        "files of the control dir the tools read (e.g. the public targets), copied into the tree's "
+        ".closer/; the agent never sees the control dir"))
+
+    @field_validator("control_files")
+    @classmethod
+    def _plain_names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not name or "/" in name or name in (".", ".."):
+                raise ValueError(f"{name!r}: a file name in the control dir, without folders")
+        return value
+
+
 class RewardConfig(_Strict):
     estimator: str | None = Field(None, description="'module:attr' of a RewardEstimator")
     targets: str | None = Field(None, description="reward targets TOML (relative to the control dir)")
@@ -124,6 +140,7 @@ class ToolConfig(_Strict):
     surface: SurfaceConfig = SurfaceConfig()
     layers: dict[EditLayer, list[str]] = Field(default_factory=dict)
     reward: RewardConfig = RewardConfig()
+    tree: TreeConfig = TreeConfig()
     tools: dict[ToolClass, ToolCommands] = Field(default_factory=dict)
 
     def layer_patterns(self) -> dict[EditLayer, list[str]]:

@@ -30,7 +30,7 @@ from closer.metered.estimator import NO_ESTIMATE, RewardEstimate, load_estimator
 from closer.metered.execute import ToolRun, estimate_reward, execute_tool
 from closer.metered.layers import infer_layers
 from closer.metered.ledger import Ledger, read_ledger, remaining, workspace_lock
-from closer.metered.paths import WorkspacePaths
+from closer.metered.paths import CONTROL_DIR, WorkspacePaths
 from closer.metered.run import file_sha256, load_run_info, utc_now
 from closer.metered.snapshot import diff, load_snapshot, materialize, take_snapshot
 from closer.trajectory.reader import TrajectoryReader
@@ -102,6 +102,7 @@ def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = N
             tree = ws.call_tree(seq, tool)
             try:
                 materialize(ws, snapshot, config.surface, tree)
+                _copy_control_files(ws, config.tree.control_files, tree)
                 tool_run, estimate = _run_counted(ws, config, tool, args, tree, staging,
                                                   budget.wall_s - elapsed)
             finally:
@@ -142,6 +143,14 @@ def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = N
             shutil.rmtree(ws.call_dir(seq, tool), ignore_errors=True)
     logs = [results_dir / log.relative_to(staging) for log in feedback_logs] if results_dir else []
     return CallResult(record, logs, text)
+
+
+def _copy_control_files(ws: WorkspacePaths, names: list[str], tree: Path) -> None:
+    for name in names:
+        source = ws.control / name
+        if source.is_file():
+            (tree / CONTROL_DIR).mkdir(exist_ok=True)
+            shutil.copyfile(source, tree / CONTROL_DIR / name)
 
 
 def _deliver(deliver: Deliver | None, staging: Path, results_dir: Path, record: TrajectoryRecord) -> None:

@@ -13,9 +13,10 @@ from closer import __version__
 from closer.budget import ToolClass, resolve_budget
 from closer.tomlio import describe_validation_error
 from closer.errors import InputError, ToolMissing, ToolTimeout
-from closer.metered.config import ToolCommands, load_tool_config
+from closer.metered.config import ToolCommands, expand_argv, load_tool_config, placeholder_values
 from closer.metered.paths import WorkspacePaths
 from closer.metered.snapshot import copy_pristine, take_snapshot
+from closer.pdk import default_pdk_root
 from closer.procs import Command, run
 from closer.trajectory.record import Provenance, RunInfo
 
@@ -68,7 +69,8 @@ def load_run_info(ws: WorkspacePaths) -> RunInfo:
 
 def probe_version(ws: WorkspacePaths, tool: ToolClass, cmds: ToolCommands) -> str:
     """First line of the tool's version output (`version` argv, else `<argv0> --version`)."""
-    argv = cmds.version or [cmds.commands[0][0], "--version"]
+    values = placeholder_values(ws.root, ws.versions, ws.versions / f"{tool.value}.json", default_pdk_root())
+    argv = expand_argv(cmds.version or [cmds.commands[0][0], "--version"], values, [])
     log = ws.versions / f"{tool.value}.log"
     try:
         done = run(Command(argv, cwd=ws.root, timeout_s=60), log, check=False)

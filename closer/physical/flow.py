@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from closer.errors import InputError
-from closer.pdk import CORNERS, PdkPaths, pdk
+from closer.pdk import ALL_CORNERS, CORNERS, PdkPaths, pdk
 from closer.physical import cleanup, defio, drc, gds, lvs, netlist as netlist_mod, parasitics, pinaccess, place, repair, route, sta
 from closer.physical.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
 from closer.physical.lef import Macro, Tech, read_macros, read_tech
@@ -46,9 +46,9 @@ class PhysicalConfig:
     def __post_init__(self) -> None:
         if self.pin_access not in ("lef", "hybrid", "pads"):
             raise InputError(f"pin_access {self.pin_access!r}: expected lef, hybrid or pads")
-        unknown = [c for c in self.corners if c not in CORNERS]
+        unknown = [c for c in self.corners if c not in ALL_CORNERS]
         if unknown or self.signoff_corner not in self.corners:
-            raise InputError(f"corners {self.corners} / signoff_corner {self.signoff_corner}: known {CORNERS}")
+            raise InputError(f"corners {self.corners} / signoff_corner {self.signoff_corner}: known {ALL_CORNERS}")
 
 
 class PhysicalPaths:
@@ -363,6 +363,9 @@ class Sta(Step):
                 out[f"closer__power__total__{corner}__{tag}"] = r.power_total_w
                 if use is None:
                     continue
+                # slack with parasitics per corner: the sta gate checks hold at every reported corner
+                out[f"finish__timing__setup__ws__corner__{corner}"] = r.setup_ws_ns
+                out[f"finish__timing__hold__ws__corner__{corner}"] = r.hold_ws_ns
                 # DRV counts with parasitics: per corner (the sta gate checks every reported
                 # corner) and unqualified at the signoff corner, like the slack keys
                 out[f"finish__timing__drv__max_slew__corner__{corner}"] = r.max_slew_violations

@@ -27,6 +27,7 @@ class PlaceConfig:
     spread_rounds: int = 10   # SimPL-style: QP pulled to the last legal positions, re-legalized
     anchor_weight0: float = 0.05
     anchor_growth: float = 1.6
+    seed: int = 0             # IO-order seed: 0 spreads the pins in name order, else a shuffled order
 
 
 def _edges(netlist: Netlist, index: dict[str, int], io_index: dict[str, int]):
@@ -104,8 +105,8 @@ def place(netlist: Netlist, macros: dict[str, Macro], layout: Layout, cfg: Place
     slots = io_slots(layout)
     if len(slots) < len(ports):
         raise InputError(f"{netlist.top}: {len(ports)} IO pins but only {len(slots)} pin slots")
-    # first pass: inputs spread on the bottom edge, outputs on the top edge, in name order
-    assign = _initial_io(netlist, ports, slots)
+    # first pass: inputs spread on the bottom edge, outputs on the top edge, in name (or seeded) order
+    assign = _initial_io(netlist, ports, slots, cfg.seed)
     cx, cy = (layout.core_x0 + layout.core_x1) / 2, (layout.core_y0 + layout.core_y1) / 2
     for it in range(cfg.io_passes):
         fx = {io_index[p]: float(x) for p, (edge, x) in assign.items()}
@@ -158,7 +159,9 @@ def hpwl(netlist: Netlist, layout: Layout) -> float:
     return total / DBU
 
 
-def _initial_io(netlist: Netlist, ports: list[str], slots):
+def _initial_io(netlist: Netlist, ports: list[str], slots, seed: int = 0):
+    if seed:
+        ports = [ports[i] for i in np.random.default_rng(seed).permutation(len(ports))]
     bottom = [s for s in slots if s[0] == "bottom"]
     top = [s for s in slots if s[0] == "top"]
     ins = [p for p in ports if netlist.ports[p] == "input"]

@@ -126,9 +126,10 @@ def run_gate_level(netlist: Path, top: str, oracle_dir: Path, test_module: str, 
 
 
 def write_design_folder(tree: Path, task: TaskConfig, parameters_by_config: dict[str, dict],
-                        folder: Path) -> Path:
+                        folder: Path, conditions: dict | None = None) -> Path:
     """A design folder (design.toml + copies of the tree's RTL and SDC) named after the design,
-    which is what `closer flow` reads."""
+    which is what `closer flow` reads. `conditions`: [physical] entries the task's conditions fix
+    (corners, place_seed), set over the tree's own settings."""
     shutil.rmtree(folder, ignore_errors=True)
     for rel in [*task.rtl, task.sdc]:
         src = tree / rel
@@ -146,7 +147,7 @@ def write_design_folder(tree: Path, task: TaskConfig, parameters_by_config: dict
         "configs": {"default": {"parameters": parameters_by_config[task.config]}}
         | {name: {"parameters": params} for name, params in parameters_by_config.items()},
     }
-    physical = physical_settings(tree)
+    physical = physical_settings(tree) | (conditions or {})
     if physical:
         design["physical"] = physical
     (folder / "design.toml").write_text(tomli_w.dumps(design))
@@ -154,6 +155,7 @@ def write_design_folder(tree: Path, task: TaskConfig, parameters_by_config: dict
 
 
 PHYSICAL_SETTING_FILES = ("floorplan/floorplan.toml", "flow/settings.toml")
+CONDITION_KEYS = ("corners", "place_seed")  # [physical] keys only the task's conditions set
 
 
 def physical_settings(tree: Path) -> dict:
@@ -167,9 +169,14 @@ def physical_settings(tree: Path) -> dict:
         path = tree / rel
         if path.is_file():
             try:
-                settings.update(tomllib.loads(path.read_text()))
+                found = tomllib.loads(path.read_text())
             except tomllib.TOMLDecodeError as exc:
                 raise ToolError(f"{rel}: not valid TOML: {exc}") from exc
+            fixed = [k for k in CONDITION_KEYS if k in found]
+            if fixed:
+                raise ToolError(f"{rel}: key {fixed[0]}: a condition of the task (set by the evaluator "
+                                "and the metered tools), not a setting")
+            settings.update(found)
     return settings
 
 
@@ -186,7 +193,7 @@ FLOW_TIMEOUT_S = 3600.0  # the evaluator's wall-clock limit for one flow run (fi
 
 
 def run_synthesis(design_folder: Path, task: TaskConfig, out: Path, to: str = "sta",
-                  timeout_s: float = FLOW_TIMEOUT_S) -> FlowOutcome:
+                  timeout_s: float = FLOW_TIMEOUT_S, progress=None) -> FlowOutcome:
     """`closer flow run <folder> --to <to>` (`sta`: synthesis and STA; `pnr`: also the physical
     flow, whose keys are merged into metadata.json) in its own process group, stopped after
     `timeout_s`; a tool failure or the time limit is returned as `error`, not raised. The
@@ -202,12 +209,16 @@ def run_synthesis(design_folder: Path, task: TaskConfig, out: Path, to: str = "s
                        "--to", to, "--backend", "classic", "--out", str(out)],
                       env={"PATH": search_path()}, timeout_s=timeout_s)
     error = None
+    watcher = FlowWatcher(fpaths, progress) if progress else None
     try:
         done = run(command, out.parent / f"{out.name}.log", check=False)
         if not done.ok:
             error = f"flow to {to} failed (exit {done.returncode}; log {done.log}): {done.log_tail(8)}"
     except CloserError as exc:  # ToolTimeout: the process group was killed
         error = f"flow to {to} stopped: {exc}"
+    finally:
+        if watcher:
+            watcher.stop()
     if error is None and fpaths.metadata.is_file():
         return FlowOutcome(json.loads(fpaths.metadata.read_text()), netlist if netlist.is_file() else None,
                            None, fpaths.metadata)
@@ -216,6 +227,54 @@ def run_synthesis(design_folder: Path, task: TaskConfig, out: Path, to: str = "s
     partial = {} if audit is None else {mk.UNCONSTRAINED_ENDPOINTS: audit}
     return FlowOutcome(partial, netlist if netlist.is_file() else None,
                        error or f"flow to {to} wrote no {fpaths.metadata}", None)
+
+
+class FlowWatcher:
+    """Progress of a running `closer flow`: a line per flow node and physical step as it starts
+    (polls the node folders and the physical flow's steps.json)."""
+
+    POLL_S = 2.0
+
+    def __init__(self, fpaths: FlowPaths, say) -> None:
+        import threading
+
+        self.fpaths, self.say = fpaths, say
+        self.seen_nodes: set[str] = set()
+        self.steps_done = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.POLL_S):
+            self.poll()
+
+    def poll(self) -> None:
+        from closer.flow.steps import STEPS
+        from closer.physical.flow import STEPS as PHYS_STEPS
+
+        for step in [s.name for steps in STEPS.values() for s in steps]:
+            if step not in self.seen_nodes and self.fpaths.node_dir(step).is_dir():
+                self.seen_nodes.add(step)
+                self.say(f"  stage {step} started")
+        steps_json = self.fpaths.node_dir("pnr") / "phys" / "steps.json"
+        try:
+            done = json.loads(steps_json.read_text()) if steps_json.is_file() else []
+        except ValueError:  # being written
+            return
+        if "pnr" in self.seen_nodes and self.steps_done == 0 and not done:
+            self.steps_done = -1
+            self.say(f"    physical {PHYS_STEPS[0].id} started")
+        for entry in done[max(self.steps_done, 0):]:
+            index = [s.id for s in PHYS_STEPS].index(entry["step"])
+            nxt = f"; {PHYS_STEPS[index + 1].id} started" if index + 1 < len(PHYS_STEPS) else ""
+            self.say(f"    physical {entry['step']} done ({entry['wall_s']:.1f} s){nxt}")
+        self.steps_done = max(self.steps_done, len(done))
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.poll()
 
 
 _UNCONSTRAINED = re.compile(r"There are (\d+) unconstrained endpoints")

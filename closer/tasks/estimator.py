@@ -4,10 +4,11 @@ Only a call that evaluates the stage's full gate set (`FULL_GATE_TOOLS`) gives a
 can be feasible and can move best-so-far and the AUC; every other call's estimate is recorded as
 `partial_reward`, for information only (docs/trajectory.md, "Measures").
 
-The targets are the hidden objective, so the estimate an agent sees is feasibility only: 1.0 when
-every public functional (and, for verify, gate-level) test passed, else the fraction that passed;
-synthesis-only calls carry no estimate. The final reward comes from the evaluator on hidden
-conditions.
+`verify` and `pnr` run the pristine evaluator's scoring on the public conditions and write its
+result into their metrics (`closer__estimate__reward`, `closer__estimate__feasible`; see
+closer.tasks.public_check): the estimate is that reward, which is the evaluation's
+`public_reward` for the same tree. `sim` and `synth` evaluate only part of the gates and carry no
+estimate (they never raise the best-so-far curve and are never feasible).
 """
 
 from __future__ import annotations
@@ -47,18 +48,15 @@ def evaluates_full_gates(tool: ToolClass, metrics: Mapping[str, object], kind: T
             return True
     return False
 
+ESTIMATE_REWARD = "closer__estimate__reward"
+ESTIMATE_FEASIBLE = "closer__estimate__feasible"
+
 
 def estimate(tool: ToolClass, metrics: Mapping[str, object], results_dir: Path) -> RewardEstimate | None:
-    if tool not in (ToolClass.SIM, ToolClass.VERIFY):
+    if tool not in (ToolClass.VERIFY, ToolClass.PNR) or ESTIMATE_REWARD not in metrics:
         return None
     full = evaluates_full_gates(tool, metrics)
-    total, failed = metrics.get(mk.FUNC_TESTS_TOTAL), metrics.get(mk.FUNC_TESTS_FAILED)
-    if not total:
-        return RewardEstimate(0.0, False, full_gate=full)
-    if tool is ToolClass.VERIFY:
-        gtotal, gfailed = metrics.get(mk.GLS_TESTS_TOTAL), metrics.get(mk.GLS_TESTS_FAILED)
-        if not gtotal:
-            return RewardEstimate(0.0, False, full_gate=full)
-        total, failed = total + gtotal, failed + gfailed
-    passed = (total - failed) / total
-    return RewardEstimate(round(passed, 6), failed == 0, full_gate=full)
+    reward = metrics[ESTIMATE_REWARD]
+    if reward is None:
+        return RewardEstimate(None, False, full_gate=full)
+    return RewardEstimate(float(reward), bool(metrics.get(ESTIMATE_FEASIBLE)) and full, full_gate=full)

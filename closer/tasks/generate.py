@@ -23,10 +23,11 @@ from closer.metered.config import ToolConfig
 from closer.metered.instructions import agent_instructions
 from closer.paths import repo_paths
 from closer.sdc import BASE_COMMANDS
+from closer.tasks.checks import FLOW_TIMEOUT_S
 from closer.tasks.models import (BUDGET_TIERS, KIND_TITLES, SUITE_VERSION, DesignTasks, FileDigest,
                                  HiddenConfig, KindSpec, LockedManifest, StartPoint, SuiteEntry,
                                  SuiteManifest, TaskConfig, TaskKind, load_design_tasks)
-from closer.tasks.paths import (SuitePaths, in_surface, sha256_file, tree_checksum,
+from closer.tasks.paths import (PUBLIC_TARGETS, SuitePaths, in_surface, sha256_file, tree_checksum,
                                 workspace_files)
 
 TASKS_TOML = "tasks.toml"
@@ -111,6 +112,13 @@ def _check_inputs(tasks: DesignTasks, design: Design, dpaths: DesignPaths, spec_
         targets_from_dict(_targets_dict(tasks.kinds[kind], targets), f"{spec_file} [targets.{kind.value}]")
 
 
+def public_targets(spec: KindSpec, tasks: DesignTasks, kind: TaskKind) -> dict:
+    """What the public projection (metered verify/pnr, the evaluator's public_reward) is scored
+    against: the kind's gates and the objective's targets. The metered tools print only the reward
+    number from it, never a target."""
+    return _targets_dict(spec, tasks.targets.get(kind, []))
+
+
 def _targets_dict(kind: KindSpec, targets) -> dict:
     return {"gates": {"required": list(kind.gates)},
             "targets": [t.model_dump() for t in targets]}
@@ -167,7 +175,7 @@ def write_task(suite: SuitePaths, design: Design, dpaths: DesignPaths, tasks: De
         task_id=tid, suite_version=SUITE_VERSION, design=design.name, top=design.top, config=tasks.config,
         kind=kind, budget_tier=tier, rtl=rtl_rel, sdc=sdc_rel, clock_port=design.clock.port,
         clock_period_ns=design.clock.period_ns, edit_surface={p: l for p, l in spec.edit_surface.items()},
-        public=tasks.public, test_module=tasks.test_module, flow_to=spec.flow_to,
+        public=kind_conditions(tasks.public, spec), test_module=tasks.test_module, flow_to=spec.flow_to,
         sdc_exceptions=spec.sdc_exceptions, design_revision=design_revision(dpaths, design, tasks), parameters=params)
     _write_workspace(paths.workspace, design, dpaths, tasks, spec, config)
     paths.manifests.mkdir()
@@ -215,6 +223,7 @@ def _write_workspace(ws: Path, design: Design, dpaths: DesignPaths, tasks: Desig
     (ws / "task.json").write_text(config.model_dump_json(indent=2) + "\n")
     (ws / ".closer").mkdir()
     (ws / ".closer" / "tools.toml").write_text(tomli_w.dumps(_tools_toml(config)))
+    (ws / PUBLIC_TARGETS).write_text(tomli_w.dumps(public_targets(spec, tasks, config.kind)))
 
 
 def _copy_oracle(src: Path, dest: Path) -> None:
@@ -222,19 +231,27 @@ def _copy_oracle(src: Path, dest: Path) -> None:
 
 
 def _tools_toml(config: TaskConfig) -> dict:
-    def cmd(tool: str) -> dict:
+    def cmd(tool: str, timeout_s: float = 1800.0) -> dict:
         return {"commands": [["{python}", "-m", "closer.tasks.public_check", tool, "--workspace", "{workspace}",
                               "--results", "{results}", "--metrics", "{metrics}"]],
-                "timeout_s": 1800.0, "version": ["{python}", "-m", "closer.tasks.public_check", "--version"]}
+                "timeout_s": timeout_s,
+                "version": ["{python}", "-m", "closer.tasks.public_check", tool, "--version"]}
+
+    tools = {ToolClass.SIM.value: cmd("sim"), ToolClass.SYNTH.value: cmd("synth")}
+    if config.flow_to == "finish":  # verify and pnr run the physical flow: the evaluator's limit
+        tools[ToolClass.PNR.value] = cmd("pnr", FLOW_TIMEOUT_S + 600.0)
+        tools[ToolClass.VERIFY.value] = cmd("verify", FLOW_TIMEOUT_S + 600.0)
+    else:
+        tools[ToolClass.VERIFY.value] = cmd("verify")
 
     return {
         "run": {"design": config.design, "pdk_corner": "tt_025C_1v80"},
         "budget": {"tier": config.budget_tier},
         "surface": {"include": list(config.edit_surface), "exclude": []},
         "layers": _layers(config),
+        "tree": {"control_files": [Path(PUBLIC_TARGETS).name]},
         "reward": {"estimator": "closer.tasks.estimator:estimate"},
-        "tools": {ToolClass.SIM.value: cmd("sim"), ToolClass.SYNTH.value: cmd("synth"),
-                  ToolClass.VERIFY.value: cmd("verify")},
+        "tools": tools,
     }
 
 
@@ -267,19 +284,28 @@ def _sdc_exceptions(spec: KindSpec) -> str:
 
 
 def summarize_conditions(cond) -> str:
-    """One line for the instruction: configs, seeds and the workload size."""
+    """One line for the instruction: configs, seeds and the workload size (and the physical flow's
+    corners and placer seed)."""
     parts = [f"configs {', '.join(cond.configs)}", f"seeds {', '.join(map(str, cond.seeds))}"]
     if cond.count is not None:
         parts.append(f"{cond.count} requests each")
     if cond.workload:
         parts.append("workload " + ", ".join(f"{k}={v}" for k, v in cond.workload.items()))
+    if cond.physical is not None:
+        parts.append(f"STA corners {', '.join(cond.physical.corners)}, placer seed {cond.physical.place_seed}")
     return ", ".join(parts)
+
+
+def kind_conditions(cond, spec: KindSpec):
+    """Physical conditions only for kinds that run the physical flow."""
+    return cond if spec.flow_to == "finish" else cond.model_copy(update={"physical": None})
 
 
 def _write_hidden(hidden, design: Design, dpaths: DesignPaths, tasks: DesignTasks, spec: KindSpec,
                   kind: TaskKind, tid: str) -> None:
     params = {c: dict(design.config(c).parameters) for c in {tasks.config, *tasks.hidden.configs}}
-    cfg = HiddenConfig(task_id=tid, hidden=tasks.hidden, gates=list(spec.gates), parameters=params)
+    cfg = HiddenConfig(task_id=tid, hidden=kind_conditions(tasks.hidden, spec), gates=list(spec.gates),
+                       parameters=params)
     hidden.config.write_text(cfg.model_dump_json(indent=2) + "\n")
     hidden.targets.write_text(tomli_w.dumps(_targets_dict(spec, tasks.targets.get(kind, []))))
     shutil.copytree(dpaths.root / tasks.oracle, hidden.oracle,

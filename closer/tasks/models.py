@@ -101,6 +101,25 @@ class ConfigConditions(_Strict):
     workload: dict[str, Any] | None = None
 
 
+class PhysicalConditions(_Strict):
+    """The physical flow's conditions (kinds B/C): the corners STA reports (every one is gated) and
+    the placer's IO-order seed. Public ones are in task.json; hidden ones add corners and use
+    another seed."""
+
+    corners: list[str] = Field(min_length=1, description="STA corners (closer.pdk.ALL_CORNERS)")
+    place_seed: int = Field(0, ge=0, description="placer IO-order seed (0: name order)")
+
+    @field_validator("corners")
+    @classmethod
+    def _known(cls, corners: list[str]) -> list[str]:
+        from closer.pdk import ALL_CORNERS
+
+        unknown = [c for c in corners if c not in ALL_CORNERS]
+        if unknown:
+            raise ValueError(f"unknown corner(s) {unknown}; known: {', '.join(ALL_CORNERS)}")
+        return corners
+
+
 class Conditions(_Strict):
     """The workload the functional oracle drives (public: in the workspace; hidden: evaluator only)."""
 
@@ -119,6 +138,8 @@ class Conditions(_Strict):
         default_factory=dict, description="config -> its own seeds/count/workload")
     oracle_env: OracleEnv | None = Field(
         None, description="the oracle's environment contract (filled from tasks.toml [oracle_env])")
+    physical: PhysicalConditions | None = Field(
+        None, description="physical flow conditions (kinds whose flow_to is finish)")
 
     @model_validator(mode="after")
     def _by_config_simulated(self) -> "Conditions":

@@ -9,6 +9,10 @@ from pathlib import Path
 
 from closer.errors import InputError
 
+# workspace-relative: the targets the public projection is scored with (= the evaluator's
+# public_reward); in the control dir, locked, never part of the edit surface
+PUBLIC_TARGETS = ".closer/public_targets.toml"
+
 
 @dataclass(frozen=True)
 class SuitePaths:
@@ -132,10 +136,9 @@ class EvalPaths:
 
         <out>/
           tree/                      pristine task workspace + the candidate's edit-surface files
-          design/<name>/             design folder the flow reads (design.toml written from the task)
-          flow/                      `closer flow` run (metadata.json, metrics/)
-          sim/<run>/                 cocotb runs (public_*, hidden_*, gls)
-          metrics.json               all raw metrics the reward read
+          hidden/ public/            one scoring each (closer.tasks.score): design/<name>/, flow/,
+                                     sim/func/<config>/, sim/gls/, lec/, metrics.json
+          metrics.json               all raw metrics the (hidden) reward read
           reward.json                closer.reward result on the hidden conditions
           evaluation.json            EvaluationRecord
     """
@@ -146,15 +149,8 @@ class EvalPaths:
     def tree(self) -> Path:
         return self.root / "tree"
 
-    def design_folder(self, name: str) -> Path:
-        return self.root / "design" / name
-
-    @property
-    def flow(self) -> Path:
-        return self.root / "flow"
-
-    def sim(self, name: str) -> Path:
-        return self.root / "sim" / name
+    def scoring(self, label: str) -> Path:
+        return self.root / label
 
     @property
     def metrics(self) -> Path:

@@ -59,8 +59,9 @@ def test_public_targets_are_what_public_reward_uses(suite: SuitePaths) -> None:
         public = tomllib.loads((suite.task(tid).workspace / PUBLIC_TARGETS).read_text())
         hidden = tomllib.loads(suite.hidden(tid).targets.read_text())
         assert public == hidden and public["gates"]["required"] == load_hidden(suite.task(tid)).gates
+        # the control dir is the harness's: never the agent's work, moved out of its sandbox
         locked = {f["path"] for f in json.loads(suite.task(tid).locked.read_text())["files"]}
-        assert PUBLIC_TARGETS in locked
+        assert PUBLIC_TARGETS not in locked
 
 
 def test_hidden_physical_conditions_hold_a_corner_and_a_seed_no_public_call_uses(suite: SuitePaths) -> None:

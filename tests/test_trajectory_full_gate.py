@@ -7,7 +7,7 @@ from __future__ import annotations
 from closer import metrics as mk
 from closer.budget import ToolClass
 from closer.metered.estimator import RewardEstimate
-from closer.tasks.estimator import estimate, evaluates_full_gates, full_gate_tools
+from closer.tasks.estimator import ESTIMATE_FEASIBLE, ESTIMATE_REWARD, estimate, evaluates_full_gates, full_gate_tools
 from closer.tasks.runner import RunRecord
 from closer.trajectory.measures import SummaryParams, summarize_records
 from tests.metered_helpers import make_record
@@ -63,9 +63,9 @@ def test_partial_reward_never_counts_even_without_a_rule():
 
 def test_task_estimator_marks_sim_partial_and_verify_full():
     metrics = {mk.FUNC_TESTS_TOTAL: 2, mk.FUNC_TESTS_FAILED: 0}
-    sim = estimate(ToolClass.SIM, metrics, None)
-    assert sim.full_gate is False and sim.record_fields() == {"reward": None, "feasible": None, "partial_reward": 1.0}
-    verify = estimate(ToolClass.VERIFY, metrics | {mk.GLS_TESTS_TOTAL: 1, mk.GLS_TESTS_FAILED: 0}, None)
+    assert estimate(ToolClass.SIM, metrics, None) is None  # a sim call scores part of the gates: no estimate
+    scored = {ESTIMATE_REWARD: 1.0, ESTIMATE_FEASIBLE: True}
+    verify = estimate(ToolClass.VERIFY, metrics | scored, None)
     assert verify.full_gate and verify.record_fields() == {"reward": 1.0, "feasible": True, "partial_reward": None}
     assert evaluates_full_gates(ToolClass.PNR, PHYSICAL, kind=None)
     assert not evaluates_full_gates(ToolClass.PNR, PHYSICAL, kind="A")

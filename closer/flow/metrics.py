@@ -102,6 +102,8 @@ KEY_TABLE: list[KeyDoc] = [
     KeyDoc("finish__timing__drv__max_cap", "pins",
            "driver pins whose net capacitance (OpenSTA, with the SPEF) exceeds the pin's Liberty "
            "max_capacitance, signoff corner (this OpenSTA has no capacitance-limit check)"),
+    KeyDoc("finish__timing__setup__ws__corner__<corner>", "ns", "as finish setup__ws, one corner"),
+    KeyDoc("finish__timing__hold__ws__corner__<corner>", "ns", "as finish hold__ws, one corner"),
     KeyDoc("finish__timing__drv__max_slew__corner__<corner>", "pins", "the same, one corner"),
     KeyDoc("finish__timing__drv__max_cap__corner__<corner>", "pins", "the same, one corner"),
     KeyDoc("finish__power__total", "W", "OpenSTA `report_power` with the SPEF, signoff corner"),

@@ -55,8 +55,9 @@ ESTIMATE_FEASIBLE = "closer__estimate__feasible"
 def estimate(tool: ToolClass, metrics: Mapping[str, object], results_dir: Path) -> RewardEstimate | None:
     if tool not in (ToolClass.VERIFY, ToolClass.PNR) or ESTIMATE_REWARD not in metrics:
         return None
-    full = evaluates_full_gates(tool, metrics)
+    # verify and pnr score the tree with the kind's whole gate set (closer.tasks.score): a gate the
+    # flow did not measure fails the scoring there, so their estimate is always a full-gate one
     reward = metrics[ESTIMATE_REWARD]
     if reward is None:
-        return RewardEstimate(None, False, full_gate=full)
-    return RewardEstimate(float(reward), bool(metrics.get(ESTIMATE_FEASIBLE)) and full, full_gate=full)
+        return RewardEstimate(None, False)
+    return RewardEstimate(float(reward), bool(metrics.get(ESTIMATE_FEASIBLE)))

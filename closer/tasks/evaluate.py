@@ -28,7 +28,7 @@ from closer.errors import InputError
 from closer.reward import GateUnmeasured, MetricNotFound, compute_reward, load_targets, metrics_from_mapping
 from closer.reward.errors import MetricsFileError
 from closer.pdk import pdk
-from closer.tasks import checks, lec
+from closer.tasks import checks, intake, lec, rtl_policy
 from closer.tasks.models import HiddenConfig, LockedManifest, TaskConfig, TaskKind
 from closer.tasks.paths import EvalPaths, TaskPaths, in_surface, sha256_file, workspace_files
 
@@ -67,6 +67,11 @@ class EvaluationRecord(BaseModel):
     accepted: bool = Field(description="false: a locked file was changed or deleted; not scored")
     locked_violations: list[LockedViolation] = Field(default_factory=list)
     ignored_files: list[str] = Field(default_factory=list, description="added outside the surface")
+    refused_files: list[intake.RefusedFile] = Field(default_factory=list, description=(
+        "edit-surface paths not taken: symlinks, special files, hard links, over the size limits"))
+    rtl_violations: list[rtl_policy.Violation] = Field(default_factory=list, description=(
+        "RTL policy violations (closer.tasks.rtl_policy): file I/O, DPI, includes from outside, tool "
+        "macros; any rejects the submission"))
     surface_files: dict[str, str] = Field(default_factory=dict, description="path -> SHA-256 taken")
     scored: bool = Field(description="every required gate was measured and a reward computed")
     verifier_error: str | None = None
@@ -122,20 +127,18 @@ def check_locked(workspace: Path, locked: LockedManifest, surface: dict) -> tupl
     return violations, ignored
 
 
-def build_tree(pristine: Path, candidate: Path, surface: dict, tree: Path) -> dict[str, str]:
-    """Pristine workspace with its surface files replaced by the candidate's; returns what was taken."""
+def build_tree(pristine: Path, candidate: Path, surface: dict, tree: Path,
+               refused: list | None = None) -> dict[str, str]:
+    """Pristine workspace with its surface files replaced by the candidate's regular files
+    (closer.tasks.intake.take_surface); returns what was taken, appends what was refused."""
     shutil.rmtree(tree, ignore_errors=True)
     shutil.copytree(pristine, tree)
     for rel in workspace_files(tree):
         if in_surface(rel, surface):
             (tree / rel).unlink()
-    taken = {}
-    for rel in workspace_files(candidate):
-        if in_surface(rel, surface):
-            dest = tree / rel
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(candidate / rel, dest)
-            taken[rel] = sha256_file(dest)
+    taken, not_taken = intake.take_surface(candidate, surface, tree)
+    if refused is not None:
+        refused.extend(not_taken)
     return taken
 
 
@@ -145,9 +148,11 @@ def evaluate(workspace: Path, task_dir: Path, out: Path) -> EvaluationRecord:
     if not workspace.is_dir():
         raise InputError(f"workspace {workspace} is not a folder")
     paths, task = load_task(task_dir)
-    hidden = load_hidden(paths)
     ep = EvalPaths(out.resolve())
     ep.root.mkdir(parents=True, exist_ok=True)
+    if (integrity := intake.check_suite_integrity(paths)) is not None:  # before reading anything hidden
+        return _finish(_refused_record(task, workspace, f"refused to evaluate: {integrity}"), ep, start)
+    hidden = load_hidden(paths)
     locked = LockedManifest.model_validate_json(paths.locked.read_text())
     violations, ignored = check_locked(workspace, locked, task.edit_surface)
     record = EvaluationRecord(
@@ -159,7 +164,13 @@ def evaluate(workspace: Path, task_dir: Path, out: Path) -> EvaluationRecord:
         record.verifier_error = ("rejected: locked file(s) " + ", ".join(f"{v.path} ({v.problem})" for v in violations))
         record.reward, record.gate = 0.0, 0
         return _finish(record, ep, start)
-    record.surface_files = build_tree(paths.workspace, workspace, task.edit_surface, ep.tree)
+    record.surface_files = build_tree(paths.workspace, workspace, task.edit_surface, ep.tree, record.refused_files)
+    record.rtl_violations = rtl_policy.check_tree(ep.tree, task.rtl, task.edit_surface)
+    if record.rtl_violations:
+        record.accepted = False
+        record.verifier_error = "rejected: RTL policy: " + rtl_policy.violations_text(record.rtl_violations)
+        record.reward, record.gate = 0.0, 0
+        return _finish(record, ep, start)
     _score(record, task, hidden, paths, ep)
     return _finish(record, ep, start)
 
@@ -174,6 +185,8 @@ def _score(record: EvaluationRecord, task: TaskConfig, hidden: HiddenConfig, pat
     hid = checks.run_functional(sources, task.top, oracle, task.test_module, hidden.hidden, hidden.parameters,
                                 task.config, ep.root / "sim" / "hidden")
     record.hidden = _summary(hid)
+    if _report_failure(record, public, hid):
+        return
     metrics: dict[str, object] = checks.func_metrics(hid)
     if hid.failed:
         # the func gate already fails (reward 0): synthesis and GLS would not change the score
@@ -195,8 +208,27 @@ def _score(record: EvaluationRecord, task: TaskConfig, hidden: HiddenConfig, pat
     else:
         gls = checks.FuncResult(tests=1, failed=1, errors=[flow.error or "no synthesized netlist"])
     record.gls = _summary(gls)
+    if _report_failure(record, gls):
+        return
     metrics.update(checks.gls_metrics(gls))
     _reward(record, task, hidden, paths, ep, metrics, public, hid)
+
+
+def _refused_record(task: TaskConfig, workspace: Path, why: str) -> EvaluationRecord:
+    """Not evaluated (the evaluator's own inputs are not what was generated): a verifier failure."""
+    return EvaluationRecord(
+        task_id=task.task_id, suite_version=task.suite_version, design=task.design, kind=task.kind,
+        budget_tier=task.budget_tier, evaluated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        workspace=str(workspace), accepted=True, scored=False, verifier_error=why)
+
+
+def _report_failure(record: EvaluationRecord, *results: checks.FuncResult) -> bool:
+    """A malformed, missing or extra oracle report is a verifier failure: recorded, not scored."""
+    problems = [p for r in results for p in r.report_errors]
+    if problems:
+        record.scored, record.reward, record.gate = False, None, None
+        record.verifier_error = "verifier failure: the oracle's reports are not valid: " + "; ".join(problems[:3])
+    return bool(problems)
 
 
 def flow_step(task: TaskConfig) -> str:

@@ -62,6 +62,13 @@ def test_macro_built_system_task_is_found_where_used(tmp_path: Path) -> None:
     assert len(found) == 1 and found[0].startswith("rtl/m.v:4: $fopen: "), found
 
 
+def test_code_slang_cannot_parse_is_refused(tmp_path: Path) -> None:
+    """Tokens the parser skips after a syntax error are not checked one by one: refuse the file."""
+    found = _check(tmp_path, '  initial begin $fopen("r.json", "w") ) ; end\n  wire [ x;')
+    assert found and any(": syntax: slang (the flow's front end) cannot parse this" in f for f in found), found
+    assert _check(tmp_path, "  wire [7:0] x = 8'd3;\n  specify $setup(x, posedge clk, 1); endspecify") == []
+
+
 def test_dpi_is_refused(tmp_path: Path) -> None:
     found = _check(tmp_path, '  import "DPI-C" function int host_call(input int x);')
     assert len(found) == 1 and found[0].startswith("rtl/m.v:2: DPI: "), found

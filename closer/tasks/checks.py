@@ -149,9 +149,10 @@ def write_design_folder(tree: Path, task: TaskConfig, parameters_by_config: dict
     # the include folders are the RTL's own folders (as for simulation and LEC), with the headers in them
     include_dirs = [d.as_posix() for d in rtl_policy.include_dirs([Path(rel) for rel in task.rtl])]
     for rel_dir in include_dirs:
-        for header in sorted((tree / rel_dir).glob("*")):
-            dest = folder / rel_dir / header.name
+        for header in sorted((tree / rel_dir).rglob("*")):
+            dest = folder / header.relative_to(tree)
             if header.suffix in rtl_policy.INCLUDE_SUFFIXES and header.is_file() and not dest.exists():
+                dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(header, dest)
     design = {
         "design": {"name": task.design, "top": task.top, "description": f"task {task.task_id}"},

@@ -79,6 +79,9 @@ ALLOWED_SYSTEM_NAMES: frozenset[str] = frozenset({
     "$display", "$displayb", "$displayh", "$displayo", "$write", "$writeb", "$writeh", "$writeo",
     "$strobe", "$strobeb", "$strobeh", "$strobeo", "$monitor", "$monitorb", "$monitorh", "$monitoro",
     "$monitoron", "$monitoroff", "$finish", "$stop", "$error", "$warning", "$info", "$fatal",
+    # specify-block timing checks (no effect on a zero-delay simulation or on synthesis)
+    "$setup", "$hold", "$setuphold", "$recovery", "$removal", "$recrem", "$skew", "$timeskew",
+    "$fullskew", "$period", "$width", "$nochange",
     # assertions
     "$past", "$rose", "$fell", "$stable", "$changed", "$sampled", "$assertoff", "$asserton",
     "$assertkill", "$assertcontrol",
@@ -164,6 +167,12 @@ def check_rtl(files: list[Path], surface_root: Path, surface: dict | list[str] |
                 continue
             violations.append(checker.at(diag.location, "`include", "the included file was not found in "
                                          "the including file's folder or the include folders"))
+        elif diag.isError():
+            # code slang cannot parse is not checked token by token (its parser skips it), and the
+            # flow's elaboration would refuse it too
+            code = str(diag.code).removeprefix("DiagCode(").removesuffix(")")
+            violations.append(checker.at(diag.location, "syntax", f"slang (the flow's front end) cannot parse "
+                                         f"this ({code}); the RTL must be valid SystemVerilog"))
     return sorted(violations, key=lambda v: (v.file, v.line, v.what))
 
 
@@ -202,6 +211,9 @@ class _Checker:
             directive = trivia.syntax()
             if directive is not None:
                 self.directive(directive)
+            elif trivia.kind == parsing.TriviaKind.SkippedTokens:
+                for skipped in trivia.getSkippedTokens():
+                    self.token(skipped)
         if token.kind == parsing.TokenKind.SystemIdentifier:
             name = token.valueText
             if name not in ALLOWED_SYSTEM_NAMES:

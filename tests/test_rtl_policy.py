@@ -69,6 +69,15 @@ def test_code_slang_cannot_parse_is_refused(tmp_path: Path) -> None:
     assert _check(tmp_path, "  wire [7:0] x = 8'd3;\n  specify $setup(x, posedge clk, 1); endspecify") == []
 
 
+@pytest.mark.parametrize("pragma", ["// synopsys translate_off", "/* synthesis translate_on */",
+                                    "// pragma translate_off", "//synthesis_off"])
+def test_synthesis_pragma_comments_are_refused(tmp_path: Path, pragma: str) -> None:
+    found = _check(tmp_path, f"  {pragma}\n  initial y = 1;")
+    assert len(found) == 1 and found[0].startswith("rtl/m.v:2: // ") and "synthesis pragma" in found[0], found
+    # ordinary comments that mention the words, and attributes, are fine
+    assert _check(tmp_path, "  // no translate_off here: the block is synthesizable\n  (* keep *) wire w;") == []
+
+
 def test_dpi_is_refused(tmp_path: Path) -> None:
     found = _check(tmp_path, '  import "DPI-C" function int host_call(input int x);')
     assert len(found) == 1 and found[0].startswith("rtl/m.v:2: DPI: "), found

@@ -23,6 +23,8 @@ Rules (each violation names file, line and construct):
   (`include_dirs`), to a regular file under `surface_root` (and in the edit surface when
   `surface` is given). System includes (`<...>`), absolute paths, and anything missing,
   outside or a symlink are refused.
+* **Synthesis pragmas**: `// synopsys translate_off`/`on` (and the `synthesis`, `pragma`, ...
+  spellings) are refused: Yosys honours them, Icarus does not.
 * **Tool macros**: a conditional (`ifdef`/`ifndef`/`elsif`) or a use of a macro that one of the
   consumers predefines (`TOOL_PREDEFINES`: Yosys's `SYNTHESIS`/`YOSYS`, Verilator's `VERILATOR`,
   Icarus's `__ICARUS__`, ...) is refused: such a test would let simulation, synthesis and LEC
@@ -32,6 +34,7 @@ Rules (each violation names file, line and construct):
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -105,6 +108,14 @@ _REFUSED_REASON = {
 }
 
 INCLUDE_SUFFIXES = (".vh", ".svh", ".v", ".sv", ".h", ".inc")
+
+# Comment pragmas that hide code from synthesis but not from simulation (Yosys honours
+# `// synopsys translate_off`; Icarus ignores it). `full_case`/`parallel_case` (comments or
+# attributes) also change what Yosys builds, but only for a case statement the simulator would
+# run differently; they are allowed (the golden PicoRV32 uses them; see docs/security.md).
+_PRAGMA_COMMENT = re.compile(
+    r"^(?://|/\*)\s*(?:synopsys|synthesis|pragma|cadence|ambit|rtl_synthesis|xilinx|altera|exemplar|"
+    r"leonardo|magma)?\s*:?\s*(translate_off|translate_on|synthesis_off|synthesis_on)\b", re.IGNORECASE)
 
 
 class Violation(BaseModel):
@@ -207,10 +218,20 @@ class _Checker:
     def token(self, token) -> None:
         from pyslang import parsing
 
-        for trivia in token.trivia:
+        trivia_list = list(token.trivia)
+        for index, trivia in enumerate(trivia_list):
             directive = trivia.syntax()
             if directive is not None:
                 self.directive(directive)
+            elif trivia.kind in (parsing.TriviaKind.LineComment, parsing.TriviaKind.BlockComment):
+                if match := _PRAGMA_COMMENT.match(trivia.getRawText()):
+                    found = self.at(token.location, f"// {match.group(1)}", (
+                        "a synthesis pragma comment: Yosys honours it, the simulator does not, so "
+                        "simulation and synthesis would read different code"))
+                    # the comment's own line: the token's, less the line breaks from the comment on
+                    below = "".join(t.getRawText() for t in trivia_list[index:])
+                    found.line = max(1, found.line - below.count("\n"))
+                    self.violations.append(found)
             elif trivia.kind == parsing.TriviaKind.SkippedTokens:
                 for skipped in trivia.getSkippedTokens():
                     self.token(skipped)

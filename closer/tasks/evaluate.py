@@ -64,7 +64,8 @@ class EvaluationRecord(BaseModel):
     budget_tier: str
     evaluated_at: str
     workspace: str
-    accepted: bool = Field(description="false: a locked file was changed or deleted; not scored")
+    accepted: bool = Field(description="false: a locked file was changed or deleted, or the RTL broke the RTL "
+                                       "policy; not scored")
     locked_violations: list[LockedViolation] = Field(default_factory=list)
     ignored_files: list[str] = Field(default_factory=list, description="added outside the surface")
     refused_files: list[intake.RefusedFile] = Field(default_factory=list, description=(

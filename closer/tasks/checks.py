@@ -19,6 +19,7 @@ from closer.errors import CloserError, InputError, ToolError
 from closer.flow.paths import FlowPaths
 from closer.pdk import pdk
 from closer.sim import CocotbJob, run_cocotb
+from closer.tasks import oracle_reports, rtl_policy
 from closer.tasks.models import Conditions, TaskConfig, template_fields
 
 SIM_TIMEOUT_S = 900.0
@@ -31,6 +32,9 @@ class FuncResult:
     cycles: int | None = None  # workload cycles of the scoring config (None: a test did not report)
     runs: list[dict] = field(default_factory=list)  # per config: results.xml, log, counts
     errors: list[str] = field(default_factory=list)
+    # the oracle's reports were not what the oracle writes (closer.tasks.oracle_reports): the
+    # evaluator records a verifier failure instead of a score
+    report_errors: list[str] = field(default_factory=list)
 
 
 def oracle_env(conditions: Conditions, parameters: dict, report_dir: Path, gls: bool = False,
@@ -83,10 +87,14 @@ def _collect(result: FuncResult, sim, report_dir: Path, label: str, count_cycles
         return
     result.tests += sim.tests
     result.failed += sim.failed
+    try:
+        cycles = oracle_reports.read_cycles(report_dir, oracle_reports.testcase_outcomes(sim.results_xml))
+    except oracle_reports.ReportError as exc:
+        result.report_errors.append(f"{label}: {exc}")
+        result.cycles = None
+        return
     if count_cycles:
-        reports = sorted(report_dir.glob("*.json"))
-        cycles = [json.loads(p.read_text())["cycles"] for p in reports]
-        result.cycles = sum(cycles) if len(reports) >= sim.tests else None
+        result.cycles = cycles
 
 
 def run_functional(sources: list[Path], top: str, oracle_dir: Path, test_module: str,
@@ -98,9 +106,10 @@ def run_functional(sources: list[Path], top: str, oracle_dir: Path, test_module:
         params = parameters_by_config[config]
         build = build_root / config
         shutil.rmtree(build, ignore_errors=True)
-        report = build / "reports"
+        report = oracle_reports.report_dir(build)
         job = CocotbJob(sources=sources, toplevel=top, test_module=test_module, test_dir=oracle_dir,
                         build_dir=build, parameters=params, env=oracle_env(conditions, params, report, config=config),
+                        defines=dict(rtl_policy.RTL_DEFINES), includes=rtl_policy.include_dirs(sources),
                         timeout_s=SIM_TIMEOUT_S)
         sim = run_cocotb(job, check_build=False)
         _collect(result, sim, report, config, count_cycles=config == scoring_config)
@@ -112,7 +121,7 @@ def run_gate_level(netlist: Path, top: str, oracle_dir: Path, test_module: str, 
     """The synthesized netlist with the PDK's functional cell models."""
     result = FuncResult()
     shutil.rmtree(build_dir, ignore_errors=True)
-    report = build_dir / "reports"
+    report = oracle_reports.report_dir(build_dir)
     build_dir.mkdir(parents=True)
     netlist_v = build_dir / f"{top}_netlist.v"  # cocotb's runner classifies sources by suffix
     shutil.copyfile(netlist, netlist_v)
@@ -138,9 +147,17 @@ def write_design_folder(tree: Path, task: TaskConfig, parameters_by_config: dict
         dest = folder / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, dest)
+    # the include folders are the RTL's own folders (as for simulation and LEC), with the headers in them
+    include_dirs = [d.as_posix() for d in rtl_policy.include_dirs([Path(rel) for rel in task.rtl])]
+    for rel_dir in include_dirs:
+        for header in sorted((tree / rel_dir).rglob("*")):
+            dest = folder / header.relative_to(tree)
+            if header.suffix in rtl_policy.INCLUDE_SUFFIXES and header.is_file() and not dest.exists():
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(header, dest)
     design = {
         "design": {"name": task.design, "top": task.top, "description": f"task {task.task_id}"},
-        "sources": {"rtl": task.rtl, "include_dirs": []},
+        "sources": {"rtl": task.rtl, "include_dirs": include_dirs},
         "clock": {"port": task.clock_port, "period_ns": task.clock_period_ns},
         "constraints": {"sdc": task.sdc, "sdc_exceptions": [e.value for e in task.sdc_exceptions]},
         # a design folder needs a `default` config; the task's scoring config stands in for it

@@ -61,6 +61,10 @@ def evaluate_command(workspace: Path, task_dir: Path, out: Path | None, as_json:
                f"reward {record.reward}, gates {json.dumps(record.gates)}")
     if record.verifier_error:
         click.echo(f"  {record.verifier_error}")
+    if record.refused_files:
+        from closer.tasks.intake import refused_text
+
+        click.echo(f"  refused (not taken): {refused_text(record.refused_files)}")
     if record.failing_gates:
         click.echo(f"  failing gates: {', '.join(record.failing_gates)}")
     click.echo(f"record {out / 'evaluation.json'}")

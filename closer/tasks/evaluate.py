@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from closer import __version__
 from closer.errors import InputError
-from closer.tasks import checks
+from closer.tasks import checks, intake, rtl_policy
 from closer.tasks.models import HiddenConfig, LockedManifest, TaskConfig, TaskKind
 from closer.tasks.paths import PUBLIC_TARGETS, EvalPaths, TaskPaths, in_surface, sha256_file, workspace_files
 from closer.tasks.score import (FLOW_STEP, LEC_CORNER, ScoringConditions, Verdict, below_one_reasons,  # noqa: F401
@@ -59,9 +59,15 @@ class EvaluationRecord(BaseModel):
     budget_tier: str
     evaluated_at: str
     workspace: str
-    accepted: bool = Field(description="false: a locked file was changed or deleted; not scored")
+    accepted: bool = Field(description="false: a locked file was changed or deleted, or the RTL broke the RTL "
+                                       "policy; not scored")
     locked_violations: list[LockedViolation] = Field(default_factory=list)
     ignored_files: list[str] = Field(default_factory=list, description="added outside the surface")
+    refused_files: list[intake.RefusedFile] = Field(default_factory=list, description=(
+        "edit-surface paths not taken: symlinks, special files, hard links, over the size limits"))
+    rtl_violations: list[rtl_policy.Violation] = Field(default_factory=list, description=(
+        "RTL policy violations (closer.tasks.rtl_policy): file I/O, DPI, includes from outside, tool "
+        "macros; any rejects the submission"))
     surface_files: dict[str, str] = Field(default_factory=dict, description="path -> SHA-256 taken")
     scored: bool = Field(description="every required gate was measured and a reward computed")
     verifier_error: str | None = None
@@ -118,20 +124,18 @@ def check_locked(workspace: Path, locked: LockedManifest, surface: dict) -> tupl
     return violations, ignored
 
 
-def build_tree(pristine: Path, candidate: Path, surface: dict, tree: Path) -> dict[str, str]:
-    """Pristine workspace with its surface files replaced by the candidate's; returns what was taken."""
+def build_tree(pristine: Path, candidate: Path, surface: dict, tree: Path,
+               refused: list | None = None) -> dict[str, str]:
+    """Pristine workspace with its surface files replaced by the candidate's regular files
+    (closer.tasks.intake.take_surface); returns what was taken, appends what was refused."""
     shutil.rmtree(tree, ignore_errors=True)
     shutil.copytree(pristine, tree)
     for rel in workspace_files(tree):
         if in_surface(rel, surface):
             (tree / rel).unlink()
-    taken = {}
-    for rel in workspace_files(candidate):
-        if in_surface(rel, surface):
-            dest = tree / rel
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(candidate / rel, dest)
-            taken[rel] = sha256_file(dest)
+    taken, not_taken = intake.take_surface(candidate, surface, tree)
+    if refused is not None:
+        refused.extend(not_taken)
     return taken
 
 
@@ -141,9 +145,11 @@ def evaluate(workspace: Path, task_dir: Path, out: Path) -> EvaluationRecord:
     if not workspace.is_dir():
         raise InputError(f"workspace {workspace} is not a folder")
     paths, task = load_task(task_dir)
-    hidden = load_hidden(paths)
     ep = EvalPaths(out.resolve())
     ep.root.mkdir(parents=True, exist_ok=True)
+    if (integrity := intake.check_suite_integrity(paths)) is not None:  # before reading anything hidden
+        return _finish(_refused_record(task, workspace, f"refused to evaluate: {integrity}"), ep, start)
+    hidden = load_hidden(paths)
     locked = LockedManifest.model_validate_json(paths.locked.read_text())
     violations, ignored = check_locked(workspace, locked, task.edit_surface)
     record = EvaluationRecord(
@@ -155,7 +161,13 @@ def evaluate(workspace: Path, task_dir: Path, out: Path) -> EvaluationRecord:
         record.verifier_error = ("rejected: locked file(s) " + ", ".join(f"{v.path} ({v.problem})" for v in violations))
         record.reward, record.gate = 0.0, 0
         return _finish(record, ep, start)
-    record.surface_files = build_tree(paths.workspace, workspace, task.edit_surface, ep.tree)
+    record.surface_files = build_tree(paths.workspace, workspace, task.edit_surface, ep.tree, record.refused_files)
+    record.rtl_violations = rtl_policy.check_tree(ep.tree, task.rtl, task.edit_surface)
+    if record.rtl_violations:
+        record.accepted = False
+        record.verifier_error = "rejected: RTL policy: " + rtl_policy.violations_text(record.rtl_violations)
+        record.reward, record.gate = 0.0, 0
+        return _finish(record, ep, start)
     _score(record, task, hidden, paths, ep)
     return _finish(record, ep, start)
 
@@ -181,6 +193,8 @@ def _score(record: EvaluationRecord, task: TaskConfig, hidden: HiddenConfig, pat
     hid = score_tree(ep.tree, task, hidden_conditions(task, hidden, paths), ep.scoring("hidden"))
     pub = score_tree(ep.tree, task, public_conditions(task, ep.tree), ep.scoring("public"))
     record.public, record.hidden, record.gls = _summary(pub.func), _summary(hid.func), _summary(hid.gls)
+    if _report_failure(record, pub.func, hid.func, hid.gls):
+        return
     record.flow_error = hid.flow_error
     record.metrics = hid.metrics
     ep.metrics.write_text(json.dumps(hid.metrics, indent=1, sort_keys=True, default=str) + "\n")
@@ -204,6 +218,23 @@ def record_verdict(record: EvaluationRecord, v: Verdict) -> None:
     record.verifier_error = v.verifier_error
     record.gates, record.failing_gates, record.gate_reasons = v.gates, v.failing_gates, v.gate_reasons
     record.reasons, record.reward_result = v.reasons, v.reward_result
+
+
+def _refused_record(task: TaskConfig, workspace: Path, why: str) -> EvaluationRecord:
+    """Not evaluated (the evaluator's own inputs are not what was generated): a verifier failure."""
+    return EvaluationRecord(
+        task_id=task.task_id, suite_version=task.suite_version, design=task.design, kind=task.kind,
+        budget_tier=task.budget_tier, evaluated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        workspace=str(workspace), accepted=True, scored=False, verifier_error=why)
+
+
+def _report_failure(record: EvaluationRecord, *results: checks.FuncResult) -> bool:
+    """A malformed, missing or extra oracle report is a verifier failure: recorded, not scored."""
+    problems = [p for r in results for p in r.report_errors]
+    if problems:
+        record.scored, record.reward, record.gate = False, None, None
+        record.verifier_error = "verifier failure: the oracle's reports are not valid: " + "; ".join(problems[:3])
+    return bool(problems)
 
 
 def _summary(result: checks.FuncResult) -> CheckSummary:

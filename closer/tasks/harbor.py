@@ -120,11 +120,29 @@ def export_harbor(task_dir: Path, out: Path) -> Path:
     tests = root / "tests"
     shutil.copytree(paths.root, tests / "suite" / "tasks" / task.task_id)
     shutil.copytree(paths.hidden.root, tests / "suite" / "hidden" / task.task_id)
+    _write_suite_manifest(paths, tests / "suite" / "suite.json")
     _script(tests / "test.sh", TEST_SH.format(task_id=task.task_id))
     shutil.copytree(paths.hidden.solution, root / "solution" / "files")
     _script(root / "solution" / "solve.sh", SOLVE_SH)
     validate_task_toml(root / "task.toml")
     return root
+
+
+def _write_suite_manifest(paths, dest: Path) -> None:
+    """The suite manifest with this task's entry only: the evaluator re-checks the task's and
+    its hidden part's checksums against it (closer.tasks.intake.check_suite_integrity)."""
+    from closer.errors import InputError
+    from closer.tasks.models import SuiteManifest
+
+    source = paths.suite.manifest
+    if not source.is_file():
+        raise InputError(f"{source} does not exist: export a task of a suite written by `closer task generate`")
+    manifest = SuiteManifest.model_validate_json(source.read_text())
+    manifest.tasks = [e for e in manifest.tasks if e.task_id == paths.root.name]
+    if not manifest.tasks:
+        raise InputError(f"{source}: key tasks: no entry for task {paths.root.name}")
+    manifest.tasks[0].path = f"tasks/{paths.root.name}"
+    dest.write_text(manifest.model_dump_json(indent=2) + "\n")
 
 
 def _script(path: Path, text: str) -> None:

@@ -78,9 +78,20 @@ def _quote(path: Path) -> str:
     return text
 
 
+def read_rtl_lines(rtl: list[Path]) -> list[str]:
+    """Yosys commands that read candidate RTL with the defines and include folders every other
+    consumer uses (closer.tasks.rtl_policy): `-nosynthesis`, so Yosys's implicit SYNTHESIS is not
+    defined here either (the flow's slang and the simulator do not define it)."""
+    from closer.tasks.rtl_policy import RTL_DEFINES, include_dirs
+
+    flags = "".join(f" -D{k}={v}" if v != "" else f" -D{k}" for k, v in RTL_DEFINES.items())
+    flags += "".join(f" -I{_quote(d)}" for d in include_dirs(rtl))
+    return [f"read_verilog -sv -nosynthesis{flags} {_quote(p)}" for p in rtl]
+
+
 def _gold_lines(job: LecJob) -> list[str]:
     chparam = "".join(f" -chparam {k} {v}" for k, v in job.parameters.items())
-    return [*(f"read_verilog -sv {_quote(p)}" for p in job.rtl),
+    return [*read_rtl_lines(job.rtl),
             f"hierarchy -top {job.top}{chparam}",
             f"synth -flatten -top {job.top} -run :fine",
             "dffunmap", "splitnets", "opt_clean",

@@ -21,8 +21,8 @@ import tomllib
 
 from closer.agents import resolve_agent
 from closer.tasks.generate import generate_suite
-from closer.tasks.models import TaskKind
-from closer.tasks.paths import SuitePaths
+from closer.tasks.models import SuiteManifest, TaskKind
+from closer.tasks.paths import SuitePaths, tree_checksum
 from closer.tasks.runner import run_trials
 
 pytestmark = pytest.mark.slow
@@ -38,6 +38,10 @@ def suite(tmp_path_factory) -> SuitePaths:
     config = tomllib.loads(tools.read_text())
     config["budget"]["sim"] = 2
     tools.write_text(tomli_w.dumps(config))
+    manifest = SuiteManifest.model_validate_json(suite.manifest.read_text())
+    for entry in manifest.tasks:
+        entry.checksum = tree_checksum(suite.task(entry.task_id).root)
+    suite.manifest.write_text(manifest.model_dump_json(indent=2) + "\n")
     return suite
 
 
@@ -251,3 +255,38 @@ open(ws + '/net.txt', 'w').write(chr(10).join(out))
     assert lines == ["direct:ConnectionRefusedError", "allowed:pong:ping",
                      "other:HTTP/1.1 403 Forbidden by the run's network allow-list"]
     assert opened.sandbox["network"] == [endpoint]
+
+
+def test_tool_sandbox_writes_only_its_folder_and_sees_no_hidden_part(tmp_path: Path) -> None:
+    """What a metered tool (running the agent's files) can do: write its call folder, nothing
+    else; the masked hidden part is empty; no network."""
+    import subprocess
+    import sys
+
+    from closer.sandbox.tools import for_call
+
+    call_dir, hidden, elsewhere = tmp_path / "call", tmp_path / "hidden", tmp_path / "elsewhere"
+    hidden.mkdir()
+    (hidden / "solution.v").write_text("module golden; endmodule\n")
+    elsewhere.mkdir()
+    code = f"""
+import os, socket
+out = []
+for target in ({str(call_dir / 'ok.txt')!r}, {str(elsewhere / 'x.txt')!r}, '/usr/x.txt'):
+    try:
+        open(target, 'w').write('x'); out.append('wrote')
+    except OSError as exc: out.append(type(exc).__name__)
+out.append(str(os.listdir({str(hidden)!r})))
+try:
+    socket.create_connection(('127.0.0.1', 22), timeout=2); out.append('net')
+except OSError as exc: out.append(type(exc).__name__)
+print(' '.join(out))
+"""
+    argv = for_call(call_dir, masked=(hidden,)).wrap([sys.executable, "-c", code])
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    words = done.stdout.split()
+    assert words[0] == "wrote" and words[1] != "wrote" and words[2] == "OSError", done.stderr  # /usr: read-only
+    assert words[3:] == ["[]", "ConnectionRefusedError"]
+    assert (call_dir / "ok.txt").is_file() and not (elsewhere / "x.txt").exists()
+    # the honest side: the same tool writes its results where it is told
+    assert (hidden / "solution.v").is_file()

@@ -28,7 +28,7 @@ from closer.sandbox.agent import INSTRUCTION, SOLUTION, WORKSPACE, agent_command
 from closer.sandbox.bwrap import require_programs, sandbox_argv
 from closer.sandbox.netproxy import start_proxy
 from closer.sandbox import tools as tools_sandbox
-from closer.sandbox.reap import reap
+from closer.sandbox.reap import processes_of, reap
 from closer.sandbox.spec import trial_uid
 from closer.tasks.estimator import full_gate_tools
 from closer.tasks.evaluate import EvaluationRecord, load_task
@@ -142,7 +142,7 @@ def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wal
     info = start_run(ws)
     limit = min(info.budget.wall_s, wall_s) if wall_s else info.budget.wall_s
     solution = paths.hidden.solution if agent.needs_solution else None
-    uid = trial_uid(info.run_id)
+    uid = trial_uid(info.run_id, in_use=lambda u: bool(processes_of(u)))
     sandbox = agent_sandbox(ws.root, tp.broker_socket, tp.instruction, uid, solution=solution,
                             env=agent.env, network=agent.endpoints(), proxy_socket=tp.proxy_socket)
     argv = agent_command(agent.argv(WORKSPACE, INSTRUCTION, SOLUTION if solution else None), agent.endpoints())

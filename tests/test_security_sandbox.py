@@ -190,19 +190,25 @@ if os.fork() == 0:
     assert json.loads(record_path.read_text())["agent"] == "lingerer"
 
 
-def test_surface_symlinks_are_refused_with_a_reason(suite: SuitePaths, tmp_path: Path) -> None:
-    """Attack: an edit-surface file that is a symlink (to a file of the host, or of the sandbox's
-    own system) read by the metered tool outside the sandbox."""
+def test_surface_symlinks_are_refused_and_the_public_tests_are_the_pristine_ones(
+        suite: SuitePaths, tmp_path: Path) -> None:
+    """Attacks: an edit-surface file that is a symlink (to a file of the host) read by the metered
+    tool outside the sandbox; a workspace testbench edited to pass everything, so that the public
+    estimate (and the AUC) scores the agent's own tests. The call's tree takes regular surface
+    files only and every locked file from the pristine copy: the skeleton still fails."""
     code = """
 import os, subprocess, sys
 ws = sys.argv[1]
 os.symlink('/etc/hostname', ws + '/rtl/host.v')
+open(ws + '/tests/test_gcd.py', 'w').write('import cocotb' + chr(10) + '@cocotb.test()' + chr(10) + 'async def ok(dut): pass' + chr(10))
 subprocess.run(['closer-tool', 'sim'], stdout=open(ws + '/sim.txt', 'w'))
 """
     [record] = run_trials(suite.task("gcd-A-low").root, python_agent(code, "linker"), 1, tmp_path / "runs")
     [call] = trajectory(record)
     assert call["refused"] == ["rtl/host.v: a symlink (only regular files are taken)"]
     assert "not taken from the workspace: rtl/host.v" in report(record, "sim.txt")
+    assert call["metrics"]["closer__func__tests_failed"] > 0  # the pristine tests, not the agent's
+    assert not record.accepted  # and the evaluator rejects the edited locked file
 
 
 class _EchoServer:

@@ -136,3 +136,18 @@ def test_weak_gcd_signs_off_with_the_default_settings(weak_runs):
     off = json.loads(weak_runs["off"].read_text())
     assert meta["finish__timing__setup__ws__corner__ss_100C_1v60"] > off["finish__timing__setup__ws__corner__ss_100C_1v60"]
 
+
+def test_strict_exit_and_verdict_line_follow_the_signoff(weak_runs):
+    """`closer flow run --strict` (a rerun: every node reused) exits 1 on the failing layout and 0
+    on the clean one; the last stdout line is the verdict, a line per step goes to stderr."""
+    for name, code, word in (("off", 1, "FAIL"), ("default", 0, "PASS")):
+        out = weak_runs[name].parent
+        done = subprocess.run([sys.executable, "-m", "closer", "flow", "run", str(weak_runs[f"{name}_folder"]),
+                               "--out", str(out), "--strict"], capture_output=True, text=True, timeout=300)
+        assert done.returncode == code, done.stderr
+        last = done.stdout.strip().splitlines()[-1]
+        assert last.startswith(f"sign-off: {word} | route 0 unrouted | drc clean | lvs clean | sta tt_025C_1v80")
+        assert "sta ss_100C_1v60" in last and "sta ff_n40C_1v95" in last
+        assert "flow: " in done.stderr
+        if name == "off":
+            assert "✗" in last.split("sta ss_100C_1v60")[1]

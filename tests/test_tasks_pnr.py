@@ -172,10 +172,10 @@ def test_closure_step_reads_the_pnr_result() -> None:
     # max-slew/max-cap: buffering and sizing on, then a smaller max fanout, then a denser core
     off = Settings(0.30, 15, 8, synth_buffering=False, synth_sizing=False)
     assert failing_gates(drv) == ["sta"] and closure_step(off, drv) == Settings(0.30, 15, 8)
-    assert closure_step(start, drv) == Settings(0.30, 15, 8, max_fanout=6)
+    assert closure_step(start, drv) == Settings(0.30, 15, 8, max_fanout=5)
     assert closure_step(Settings(0.30, 15, 8, max_fanout=3), drv) == Settings(0.42, 15, 8, max_fanout=3)
     both = drv | {"closer__signoff__lvs_errors": 1}
-    assert closure_step(start, both) == Settings(0.30, 15, 16, max_fanout=6)
+    assert closure_step(start, both) == Settings(0.30, 15, 16, max_fanout=5)
     assert closure_step(Settings(0.6, 15, 8, max_fanout=3), drv) is None  # as dense as it goes
     # setup is scored, not a gate: sizing, then a larger delay margin, then the delay strategy
     slow = _pnr_metrics(**{"finish__timing__setup__ws__corner__ss_100C_1v60": -0.2})

@@ -98,7 +98,7 @@ class Settings:
     repair_rounds: int
     synth_buffering: bool = True
     synth_sizing: bool = True
-    max_fanout: int = 8
+    max_fanout: int = 7
     synth_delay_margin: float = 0.3
     synth_strategy: str = "area"
 

@@ -53,7 +53,7 @@ class SynthSettings(BaseModel):
         True, description="ABC `upsize {D}` / `dnsize {D}`: gate sizes against the Liberty for "
         "the delay target")
     max_fanout: int = Field(
-        8, ge=2, le=64, description="most pins one gate output may drive after buffering (ABC "
+        7, ge=2, le=64, description="most pins one gate output may drive after buffering (ABC "
         "`buffer -N`)")
     synth_delay_margin: float = Field(
         0.3, ge=0.0, le=0.9, description="fraction of the SDC clock period kept out of ABC's "

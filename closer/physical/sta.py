@@ -82,13 +82,18 @@ class StaReports:
 
 
 def sta_script(liberty: Path, netlist_v: Path, top: str, sdc: Path | None, spef: Path | None,
-               clock_port: str | None, period_ns: float | None, reports: StaReports) -> str:
-    """`sdc` must be a canonical SDC (closer.sdc.write_canonical); run_sta makes sure it is."""
+               clock_port: str | None, period_ns: float | None, reports: StaReports,
+               propagated_clock: bool = False) -> str:
+    """`sdc` must be a canonical SDC (closer.sdc.write_canonical); run_sta makes sure it is.
+    `propagated_clock`: the clocks arrive through their (built) clock tree, not ideally."""
     lines = [f"read_liberty {{{liberty}}}", f"read_verilog {{{netlist_v}}}", f"link_design {top}"]
     if sdc is not None:
         lines.append(f"read_sdc {{{sdc}}}")
     elif clock_port and period_ns:
         lines.append(f"create_clock -name clk -period {period_ns} [get_ports {clock_port}]")
+    if propagated_clock:
+        lines.append("set_propagated_clock [all_clocks]")
+        lines.append(f"report_clock_skew -digits 4 > {{{reports.done.with_name(reports.done.name.replace('.done.', '.skew.'))}}}")
     if spef is not None:
         lines.append(f"read_spef {{{spef}}}")
     lines += [
@@ -109,7 +114,7 @@ def sta_script(liberty: Path, netlist_v: Path, top: str, sdc: Path | None, spef:
 
 def run_sta(corner: str, liberty: Path, netlist_v: Path, top: str, sdc: Path | None, spef: Path | None,
             work: Path, clock_port: str | None = None, period_ns: float | None = None,
-            sdc_policy: SdcPolicy = SdcPolicy()) -> StaResult:
+            sdc_policy: SdcPolicy = SdcPolicy(), propagated_clock: bool = False) -> StaResult:
     """OpenSTA at one corner. `sdc` is read as data (closer.sdc) and OpenSTA gets its canonical
     text; the results come from the report files, not the log (raises ToolError, SdcError)."""
     tag = f"{corner}_{'spef' if spef else 'nospef'}"
@@ -121,7 +126,8 @@ def run_sta(corner: str, liberty: Path, netlist_v: Path, top: str, sdc: Path | N
         canonical = work / f"sta_{tag}.sdc"
         write_canonical(Path(sdc), canonical, sdc_policy)
     tcl = work / f"sta_{tag}.tcl"
-    tcl.write_text(sta_script(liberty, netlist_v, top, canonical, spef, clock_port, period_ns, reports))
+    tcl.write_text(sta_script(liberty, netlist_v, top, canonical, spef, clock_port, period_ns, reports,
+                              propagated_clock))
     done = run(Command(["sta", "-no_init", "-exit", str(tcl)], cwd=work, timeout_s=600),
                work / f"sta_{tag}.log", check=False)
     text = done.log.read_text(errors="replace")

@@ -51,7 +51,7 @@ B_C_PHYSICAL_FILES = {  # read into the rebuilt design's [physical] table (close
         "# search-and-repair rounds; synthesis: ABC strategy (area/delay), fanout buffering, gate\n"
         "# sizing, most pins per driver, fraction of the clock period kept out of ABC's delay target\n"
         "router_passes = 15\nrepair_rounds = 8\n"
-        "synth_strategy = \"area\"\nsynth_buffering = true\nsynth_sizing = true\nmax_fanout = 8\n"
+        "synth_strategy = \"area\"\nsynth_buffering = true\nsynth_sizing = true\nmax_fanout = 7\n"
         "synth_delay_margin = 0.3\n"),
 }
 

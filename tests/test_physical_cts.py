@@ -51,3 +51,12 @@ def test_tree_on_the_weak_gcd_netlist(repo, pdk_paths, tmp_path: Path):
     buffer_out = {c["connections"]["X"][0] for n, c in cells.items() if n.startswith("cts_")}
     flop_clk = [c["connections"]["CLK"][0] for c in cells.values() if "CLK" in c["connections"]]
     assert len(flop_clk) == len(flops) and set(flop_clk) <= buffer_out
+
+
+def test_clock_skew_report_parser():
+    from closer.physical.sta import clock_skew
+
+    recorded = ("Clock core_clock\nLatency      CRPR       Skew\ncount[0]$_SDFF_PP0_/CLK ^\n 0.2806\n"
+                "_381_/CLK ^\n 0.2706    0.0000     0.0100\n\n")  # fifo8's layout, ss, skew edited
+    assert clock_skew(recorded) == (0.01, 0.2806)
+    assert clock_skew("") == (None, None) and clock_skew("Clock core_clock\nNo paths found.\n") == (None, None)

@@ -395,6 +395,9 @@ class Sta(Step):
                 out[f"finish__timing__drv__max_slew__corner__{corner}"] = r.max_slew_violations
                 out[f"finish__timing__drv__max_cap__corner__{corner}"] = r.max_cap_violations
                 spef_warnings = max(spef_warnings, r.spef_warnings)
+                if r.clock_skew_ns is not None:  # a clock tree was built: its skew and insertion delay
+                    out[f"closer__cts__skew__{corner}"] = r.clock_skew_ns
+                    out[f"closer__cts__insertion_delay__{corner}"] = r.clock_latency_ns
                 if corner == ctx.config.signoff_corner:
                     out["finish__timing__setup__ws"] = r.setup_ws_ns
                     out["finish__timing__hold__ws"] = r.hold_ws_ns

@@ -83,10 +83,15 @@ def load_json(path: Path, what: str = "file") -> object:
 
 
 def load_json_model(path: Path, model: type[ModelT], what: str = "file") -> ModelT:
-    """`path` read, parsed as strict JSON and validated as `model`, or one InputError line."""
-    data = load_json(path, what)
+    """`path` read, checked as strict JSON and validated as `model` (in JSON mode, so strict
+    models take dates and enums from their JSON strings), or one InputError line."""
+    raw = read_bytes(path, what)
     try:
-        return model.model_validate(data)
+        parse_json(raw)
+    except JsonShapeError as exc:
+        raise InputError(f"{path}: {what}: {exc}") from None
+    try:
+        return model.model_validate_json(raw)
     except ValidationError as exc:
         raise InputError(f"{path}: {validation_message(exc)}") from None
 

@@ -31,6 +31,7 @@ from closer.sandbox.spec import trial_uid
 from closer.tasks.estimator import full_gate_tools
 from closer.tasks.evaluate import EvaluationRecord, evaluate, load_task
 from closer.trajectory.summary import resolve_params, summarize_trajectory
+from closer.inputs import load_json_model
 
 
 
@@ -360,10 +361,7 @@ def load_records(runs: Path) -> list[RunRecord]:
     files = sorted(runs.rglob("record.json"))
     out = []
     for path in files:
-        try:
-            out.append(RunRecord.model_validate_json(path.read_text()))
-        except ValueError as exc:
-            raise InputError(f"{path}: not a run record: {exc}") from exc
+        out.append(load_json_model(path, RunRecord, "run record"))
     return out
 
 

@@ -201,6 +201,14 @@ def _write_inflight(ws: WorkspacePaths, record: TrajectoryRecord) -> None:
     tmp.replace(ws.inflight)
 
 
+def record_interrupted_call(ws: WorkspacePaths) -> None:
+    """Record a killed call now (under the run's lock) instead of at the next call: the harness
+    calls this when the run is over, so the trajectory it summarizes has every call."""
+    if ws.inflight.exists():
+        with workspace_lock(ws):
+            _record_interrupted_call(ws)
+
+
 def _record_interrupted_call(ws: WorkspacePaths) -> None:
     """Under the lock, an inflight file means its call's process was killed: record that call."""
     if not ws.inflight.exists():

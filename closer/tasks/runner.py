@@ -19,6 +19,7 @@ from closer import __version__
 from closer.agents import AgentSpec
 from closer.errors import CloserError, InputError, ToolMissing, ToolTimeout
 from closer.metered.broker import Broker
+from closer.metered.front import record_interrupted_call
 from closer.metered.run import load_run_info, start_run
 from closer.metered.paths import CONTROL_DIR, WorkspacePaths
 from closer.metered.runstate import AgentExit, RunEvidence, classify_run, count_infra_errors
@@ -30,6 +31,7 @@ from closer.sandbox.reap import reap
 from closer.sandbox.spec import trial_uid
 from closer.tasks.estimator import full_gate_tools
 from closer.tasks.evaluate import EvaluationRecord, evaluate, load_task
+from closer.tasks.trialstate import Phase, claim_trial, mark, unfinished_trials
 from closer.trajectory.summary import resolve_params, summarize_trajectory
 from closer.inputs import load_json_model
 
@@ -123,9 +125,6 @@ def run_trials(task_dir: Path, agent: AgentSpec, trials: int, out: Path, wall_s:
     records = []
     for trial in range(1, trials + 1):
         trial_dir = out / task.task_id / agent.label / f"trial-{trial}"
-        if (trial_dir / "record.json").exists():
-            raise InputError(f"{trial_dir / 'record.json'} exists: records are never overwritten; "
-                             "use another --out")
         records.append(run_trial(paths.root, agent, trial, trial_dir, wall_s))
     write_summary(out)
     return records
@@ -133,12 +132,13 @@ def run_trials(task_dir: Path, agent: AgentSpec, trials: int, out: Path, wall_s:
 
 def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wall_s: float | None) -> RunRecord:
     paths, task = load_task(task_dir)
-    trial_dir.mkdir(parents=True, exist_ok=True)
+    claim_trial(trial_dir)  # atomic: a trial folder is never reused (records are never overwritten)
     tp = TrialPaths(trial_dir)
     ws = prepare_workspace(paths.workspace, tp)
     shutil.copyfile(paths.instruction, tp.instruction)
     harness_errors: list[str] = []
     info = start_run(ws)
+    mark(trial_dir, Phase.WORKSPACE, info.run_id)
     limit = min(info.budget.wall_s, wall_s) if wall_s else info.budget.wall_s
     solution = paths.hidden.solution if agent.needs_solution else None
     uid = trial_uid(info.run_id)
@@ -148,6 +148,7 @@ def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wal
     give_to(ws.root, uid)
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     t0 = time.monotonic()
+    mark(trial_dir, Phase.AGENT)
     returncode: int | None = None
     broker = Broker(ws, tp.broker_socket, deliver=deliver_as(uid), log=tp.broker_log).start()
     proxy = start_proxy(agent.endpoints(), tp.proxy_socket, tp.proxy_log)
@@ -171,6 +172,9 @@ def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wal
         harness_errors.append(f"processes of the agent outlived its sandbox and were killed: {', '.join(leftovers)}")
     if still_running:
         harness_errors.append(f"{still_running} metered call(s) still running after the wall clock")
+    else:
+        record_interrupted_call(ws)  # a call cut off mid-way is in the trajectory before it is summarized
+    mark(trial_dir, Phase.EVALUATING)
 
     evaluation: EvaluationRecord | None = None
     verifier_error = None
@@ -224,6 +228,7 @@ def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wal
                  "leftover_processes": leftovers, "broker_calls_running_at_end": still_running},
     )
     write_once(tp.record, record.model_dump_json(indent=2) + "\n")
+    mark(trial_dir, Phase.RECORDED)
     return record
 
 
@@ -384,6 +389,9 @@ def write_summary(runs: Path) -> Path:
                for r in records if r.run_state != "success"]
     if reasons:
         lines += ["", "## Runs that did not end in success", "", *reasons]
+    unfinished = [f"- {folder.relative_to(runs)}: {where}" for folder, where in unfinished_trials(runs)]
+    if unfinished:
+        lines += ["", "## Trials without a record (killed, or still running)", "", *unfinished]
     path = runs / "summary.md"
     path.write_text("\n".join(lines) + "\n")
     return path

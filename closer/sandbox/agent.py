@@ -50,6 +50,8 @@ def agent_sandbox(workspace: Path, broker_socket: Path, instruction: Path, uid: 
              Bind(source=venv, target=venv),
              Bind(source=interpreter, target=interpreter),
              Bind(source=package, target=package)]
+    if repo.venv.absolute() != venv:  # a linked venv (a git worktree's): its own path works inside too
+        binds.append(Bind(source=venv, target=repo.venv.absolute()))
     if pdk_root.is_dir():
         binds.append(Bind(source=pdk_root, target=pdk_root))
     if solution is not None:

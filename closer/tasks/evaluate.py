@@ -172,7 +172,7 @@ def evaluate(workspace: Path, task_dir: Path, out: Path) -> EvaluationRecord:
 
 def hidden_conditions(task: TaskConfig, hidden: HiddenConfig, paths: TaskPaths) -> ScoringConditions:
     return ScoringConditions("hidden", hidden.hidden, hidden.parameters, paths.hidden.oracle, hidden.gates,
-                             paths.hidden.targets)
+                             paths.hidden.targets, sim_timeout_s=checks.sim_timeout_s(hidden.golden_func_s))
 
 
 def public_conditions(task: TaskConfig, tree: Path) -> ScoringConditions:

@@ -21,8 +21,8 @@ import tomllib
 
 from closer.agents import resolve_agent
 from closer.tasks.generate import generate_suite
-from closer.tasks.models import TaskKind
-from closer.tasks.paths import SuitePaths
+from closer.tasks.models import SuiteManifest, TaskKind
+from closer.tasks.paths import SuitePaths, tree_checksum
 from closer.tasks.runner import run_trials
 
 pytestmark = pytest.mark.slow
@@ -38,6 +38,10 @@ def suite(tmp_path_factory) -> SuitePaths:
     config = tomllib.loads(tools.read_text())
     config["budget"]["sim"] = 2
     tools.write_text(tomli_w.dumps(config))
+    manifest = SuiteManifest.model_validate_json(suite.manifest.read_text())
+    for entry in manifest.tasks:
+        entry.checksum = tree_checksum(suite.task(entry.task_id).root)
+    suite.manifest.write_text(manifest.model_dump_json(indent=2) + "\n")
     return suite
 
 
@@ -186,19 +190,25 @@ if os.fork() == 0:
     assert json.loads(record_path.read_text())["agent"] == "lingerer"
 
 
-def test_surface_symlinks_are_refused_with_a_reason(suite: SuitePaths, tmp_path: Path) -> None:
-    """Attack: an edit-surface file that is a symlink (to a file of the host, or of the sandbox's
-    own system) read by the metered tool outside the sandbox."""
+def test_surface_symlinks_are_refused_and_the_public_tests_are_the_pristine_ones(
+        suite: SuitePaths, tmp_path: Path) -> None:
+    """Attacks: an edit-surface file that is a symlink (to a file of the host) read by the metered
+    tool outside the sandbox; a workspace testbench edited to pass everything, so that the public
+    estimate (and the AUC) scores the agent's own tests. The call's tree takes regular surface
+    files only and every locked file from the pristine copy: the skeleton still fails."""
     code = """
 import os, subprocess, sys
 ws = sys.argv[1]
 os.symlink('/etc/hostname', ws + '/rtl/host.v')
+open(ws + '/tests/test_gcd.py', 'w').write('import cocotb' + chr(10) + '@cocotb.test()' + chr(10) + 'async def ok(dut): pass' + chr(10))
 subprocess.run(['closer-tool', 'sim'], stdout=open(ws + '/sim.txt', 'w'))
 """
     [record] = run_trials(suite.task("gcd-A-low").root, python_agent(code, "linker"), 1, tmp_path / "runs")
     [call] = trajectory(record)
     assert call["refused"] == ["rtl/host.v: a symlink (only regular files are taken)"]
     assert "not taken from the workspace: rtl/host.v" in report(record, "sim.txt")
+    assert call["metrics"]["closer__func__tests_failed"] > 0  # the pristine tests, not the agent's
+    assert not record.accepted  # and the evaluator rejects the edited locked file
 
 
 class _EchoServer:
@@ -251,3 +261,38 @@ open(ws + '/net.txt', 'w').write(chr(10).join(out))
     assert lines == ["direct:ConnectionRefusedError", "allowed:pong:ping",
                      "other:HTTP/1.1 403 Forbidden by the run's network allow-list"]
     assert opened.sandbox["network"] == [endpoint]
+
+
+def test_tool_sandbox_writes_only_its_folder_and_sees_no_hidden_part(tmp_path: Path) -> None:
+    """What a metered tool (running the agent's files) can do: write its call folder, nothing
+    else; the masked hidden part is empty; no network."""
+    import subprocess
+    import sys
+
+    from closer.sandbox.tools import for_call
+
+    call_dir, hidden, elsewhere = tmp_path / "call", tmp_path / "hidden", tmp_path / "elsewhere"
+    hidden.mkdir()
+    (hidden / "solution.v").write_text("module golden; endmodule\n")
+    elsewhere.mkdir()
+    code = f"""
+import os, socket
+out = []
+for target in ({str(call_dir / 'ok.txt')!r}, {str(elsewhere / 'x.txt')!r}, '/usr/x.txt'):
+    try:
+        open(target, 'w').write('x'); out.append('wrote')
+    except OSError as exc: out.append(type(exc).__name__)
+out.append(str(os.listdir({str(hidden)!r})))
+try:
+    socket.create_connection(('127.0.0.1', 22), timeout=2); out.append('net')
+except OSError as exc: out.append(type(exc).__name__)
+print(' '.join(out))
+"""
+    argv = for_call(call_dir, masked=(hidden,)).wrap([sys.executable, "-c", code])
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    words = done.stdout.split()
+    assert words[0] == "wrote" and words[1] != "wrote" and words[2] == "OSError", done.stderr  # /usr: read-only
+    assert words[3:] == ["[]", "ConnectionRefusedError"]
+    assert (call_dir / "ok.txt").is_file() and not (elsewhere / "x.txt").exists()
+    # the honest side: the same tool writes its results where it is told
+    assert (hidden / "solution.v").is_file()

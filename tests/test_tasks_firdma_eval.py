@@ -54,7 +54,10 @@ def test_reference_solution_scores_one(oracle_record: EvaluationRecord) -> None:
     assert record.metrics[SIM_CYCLES] > 20000
     assert record.metrics["synth__design__instance__area__stdcell"] > 50000
     assert record.provenance["task_design_revision"] and record.provenance["run__closer__tool_versions"]
-    assert record.public_private_gap == 0.0
+    # the public projection scores the public workload against the objective's targets (measured
+    # on the hidden workload): its reward is the verify estimate, not the hidden reward
+    assert record.public_reward is not None
+    assert record.public_private_gap == record.public_reward - record.reward
 
 
 def test_null_submission_scores_zero_with_the_reason(task_a: TaskPaths, tmp_path: Path) -> None:
@@ -62,7 +65,7 @@ def test_null_submission_scores_zero_with_the_reason(task_a: TaskPaths, tmp_path
     assert record.accepted and record.scored
     assert record.reward == 0.0 and record.failing_gates == ["func"]
     assert "func" in record.gate_reasons and record.hidden.failed > 0
-    assert record.flow_error == "not run: the hidden functional tests failed"
+    assert record.flow_error == "not run: the functional tests failed"
 
 
 def test_faulty_rtl_scores_zero(task_a: TaskPaths, tmp_path: Path) -> None:

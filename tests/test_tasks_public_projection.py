@@ -63,8 +63,8 @@ def _check_projection(record: dict, tmp_path: Path) -> None:
     evaluation = json.loads(Path(record["paths"]["evaluation"]).read_text())
     if any(c["tool"] == "verify" for c in _calls(record)):
         assert _last_verify(record) == evaluation["public_reward"]
-    else:  # null: verify its (unchanged) workspace now
-        metrics, _ = _public_tool(Path(record["paths"]["workspace"]), "verify", tmp_path / "verify")
+    else:  # null made no call and changed nothing: verify the task's starting workspace now
+        metrics, _ = _public_tool(Path(record["paths"]["task"]) / "workspace", "verify", tmp_path / "verify")
         assert metrics["closer__estimate__reward"] == evaluation["public_reward"]
 
 

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from closer.budget import ToolClass
 from closer.errors import CloserError
-from closer.metered.front import Deliver, metered_call
+from closer.metered.front import Deliver, Isolate, metered_call
 from closer.metered.ledger import status
 from closer.metered.paths import WorkspacePaths
 
@@ -47,10 +47,11 @@ class CallRequest(BaseModel):
 
 class Broker:
     def __init__(self, ws: WorkspacePaths, socket_path: Path, deliver: Deliver | None = None,
-                 log: Path | None = None):
+                 log: Path | None = None, isolate: Isolate | None = None):
         self.ws = ws
         self.socket_path = socket_path
         self.deliver = deliver
+        self.isolate = isolate
         self.log = log or socket_path.with_suffix(".log")
         self._server: socket.socket | None = None
         self._accepting = threading.Event()
@@ -131,7 +132,7 @@ class Broker:
 
         def work() -> None:
             try:
-                box["result"] = metered_call(self.ws, tool, args, deliver=self.deliver)
+                box["result"] = metered_call(self.ws, tool, args, deliver=self.deliver, isolate=self.isolate)
             except BaseException as exc:  # handed back to the serving thread
                 box["error"] = exc
 

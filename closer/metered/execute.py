@@ -18,6 +18,7 @@ from closer.metered.config import ToolCommands, expand_argv, placeholder_values
 from closer.metered.estimator import RewardEstimate, RewardEstimator
 from closer.pdk import default_pdk_root
 from closer.procs import Command, run
+from closer.sandbox.tools import ToolSandbox
 from closer.trajectory.record import MetricValue, Outcome
 
 
@@ -33,8 +34,9 @@ class ToolRun:
 
 
 def execute_tool(root: Path, cmds: ToolCommands, args: list[str], results_dir: Path,
-                 timeout_s: float) -> ToolRun:
-    """Run a tool class's commands in `root`, outputs in `results_dir`; never raises for tool trouble."""
+                 timeout_s: float, sandbox: ToolSandbox | None = None) -> ToolRun:
+    """Run a tool class's commands in `root`, outputs in `results_dir`; never raises for tool
+    trouble. With a `sandbox` each command runs inside it (closer.sandbox.tools)."""
     results_dir.mkdir(parents=True, exist_ok=True)
     metrics_path = results_dir / cmds.metrics_file
     values = placeholder_values(root, results_dir, metrics_path, default_pdk_root())
@@ -44,7 +46,9 @@ def execute_tool(root: Path, cmds: ToolCommands, args: list[str], results_dir: P
         left = timeout_s - (time.monotonic() - start)
         log = results_dir / f"cmd{index}.log"
         result.logs.append(log)
-        command = Command(expand_argv(argv, values, args), cwd=root, env=cmds.env, timeout_s=max(left, 0.001))
+        expanded = expand_argv(argv, values, args)
+        command = Command(sandbox.wrap(expanded, cwd=root) if sandbox else expanded, cwd=root, env=cmds.env,
+                          timeout_s=max(left, 0.001))
         try:
             done = run(command, log, check=False)
         except ToolMissing as exc:
@@ -60,7 +64,7 @@ def execute_tool(root: Path, cmds: ToolCommands, args: list[str], results_dir: P
         result.peak_rss_mb = max(result.peak_rss_mb or 0.0, done.peak_rss_mb)
         if done.returncode != 0:
             result.outcome = Outcome.TOOL_ERROR
-            result.message = f"command {index} ({command.argv[0]}) exited with {done.returncode}; log: {log}"
+            result.message = f"command {index} ({expanded[0]}) exited with {done.returncode}; log: {log}"
             break
     result.wall_s = time.monotonic() - start
     if result.outcome in (Outcome.OK, Outcome.TOOL_ERROR):

@@ -31,6 +31,7 @@ from closer.metered.layers import infer_layers
 from closer.metered.ledger import Ledger, read_ledger, remaining, workspace_lock
 from closer.metered.paths import CONTROL_DIR, WorkspacePaths
 from closer.metered.run import file_sha256, load_run_info, utc_now
+from closer.sandbox.tools import ToolSandbox
 from closer.metered.snapshot import diff, load_snapshot, materialize, take_snapshot
 from closer.trajectory.reader import TrajectoryReader
 from closer.trajectory.record import CallCost, Outcome, RunInfo, TrajectoryRecord
@@ -60,10 +61,12 @@ class CallResult:
 
 # Moves a brokered call's staged results (first argument) into the workspace (second argument).
 Deliver = Callable[[Path, Path], None]
+# The sandbox a call's tools run in, given the call's folder (closer.sandbox.tools.for_call).
+Isolate = Callable[[Path], ToolSandbox]
 
 
 def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = None,
-                 deliver: Deliver | None = None) -> CallResult:
+                 deliver: Deliver | None = None, isolate: Isolate | None = None) -> CallResult:
     args = list(args or [])
     ws.check_layout()
     config = load_tool_config(ws.tools_config)
@@ -107,7 +110,8 @@ def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = N
                 materialize(ws, snapshot, config.surface, tree)
                 _copy_control_files(ws, config.tree.control_files, tree)
                 tool_run, estimate = _run_counted(ws, config, tool, args, tree, staging,
-                                                  budget.wall_s - elapsed)
+                                                  budget.wall_s - elapsed,
+                                                  isolate(ws.call_dir(seq, tool)) if isolate else None)
             finally:
                 shutil.rmtree(tree, ignore_errors=True)
             feedback_logs = list(tool_run.logs)
@@ -222,13 +226,14 @@ def _record_interrupted_call(ws: WorkspacePaths) -> None:
 
 
 def _run_counted(ws: WorkspacePaths, config: ToolConfig, tool: ToolClass, args: list[str], tree: Path,
-                 results_dir: Path, wall_left_s: float) -> tuple[ToolRun, RewardEstimate | None]:
+                 results_dir: Path, wall_left_s: float,
+                 sandbox: ToolSandbox | None = None) -> tuple[ToolRun, RewardEstimate | None]:
     try:
         cmds = config.commands_for(tool, ws.tools_config)
         estimator = load_estimator(config.reward, ws.control)
     except CloserError as exc:
         return ToolRun(Outcome.INFRA_ERROR, str(exc)), None
-    tool_run = execute_tool(tree, cmds, args, results_dir, min(cmds.timeout_s, wall_left_s))
+    tool_run = execute_tool(tree, cmds, args, results_dir, min(cmds.timeout_s, wall_left_s), sandbox)
     if tool_run.outcome is not Outcome.OK or estimator is None:
         return tool_run, None
     return tool_run, estimate_reward(estimator, tool, tool_run, results_dir)

@@ -71,6 +71,12 @@ class SandboxSpec(_Strict):
         return value
 
 
-def trial_uid(run_id: str) -> int:
-    """A uid per trial, so limits and leftovers of one trial never mix with another's."""
-    return SANDBOX_UID_BASE + int.from_bytes(run_id.encode(), "big") % SANDBOX_UID_SPAN
+def trial_uid(run_id: str, in_use=lambda uid: False) -> int:
+    """A uid per trial, so limits and leftovers of one trial never mix with another's: derived
+    from the run id, moved on past any uid that still has processes (`in_use`)."""
+    start = int.from_bytes(run_id.encode(), "big") % SANDBOX_UID_SPAN
+    for step in range(SANDBOX_UID_SPAN):
+        uid = SANDBOX_UID_BASE + (start + step) % SANDBOX_UID_SPAN
+        if not in_use(uid):
+            return uid
+    raise RuntimeError("every sandbox uid has processes running")

@@ -1,4 +1,4 @@
-"""The whole loop on the default design: generate -> run (`sweep`) -> rescore -> evaluate -> report.
+"""The whole loop on the default design: generate -> run (`sweep`, evaluated) -> rescore -> report.
 
     python -m closer.tasks.demo [--out DIR] [--task gcd-B-low]
 
@@ -16,7 +16,7 @@ from closer.agents import resolve_agent
 from closer.budget import ToolClass
 from closer.paths import repo_paths
 from closer.report.build import build_report
-from closer.tasks.evaluate import evaluate
+from closer.tasks.evaluate import EvaluationRecord
 from closer.tasks.generate import generate_suite
 from closer.tasks.paths import SuitePaths
 from closer.tasks.rescore import Selection, Trial, rescore_trial
@@ -43,7 +43,8 @@ def main(out: Path | None, design: str, task_id: str | None) -> None:
                             Selection(calls=[ToolClass.VERIFY, ToolClass.PNR], last=None), jobs=2, progress=click.echo)
     click.echo(f"rescore: AUC wall public {rescore.auc_wall_public:.4f} / hidden {rescore.auc_wall_hidden:.4f}, "
                f"best public {rescore.best_public_reward} / hidden {rescore.best_hidden_reward}")
-    evaluation = evaluate(Path(record.paths["workspace"]), task.root, out / "evaluate")
+    # the trial's own evaluation (pristine tree, hidden conditions, in its sandbox)
+    evaluation = EvaluationRecord.model_validate_json(Path(record.paths["evaluation"]).read_text())
     click.echo(f"evaluate: accepted {evaluation.accepted}, scored {evaluation.scored}, reward {evaluation.reward}, "
                f"gates {evaluation.gates}")
     if evaluation.verifier_error:

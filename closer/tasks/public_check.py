@@ -32,7 +32,7 @@ import click
 
 from closer import __version__
 from closer.errors import CloserError
-from closer.tasks import checks
+from closer.tasks import checks, rtl_policy
 from closer.tasks.estimator import ESTIMATE_FEASIBLE, ESTIMATE_REWARD
 from closer.tasks.models import TaskConfig
 from closer.tasks.score import TreeScore, public_reasons, score_tree
@@ -221,10 +221,19 @@ def main(tool: str | None, workspace: Path | None, results: Path | None, metrics
         raise CloserError(f"{ws / 'task.json'}: flow_to is {task.flow_to!r}: this task has no physical flow (no pnr)")
     results = results.resolve()
     results.mkdir(parents=True, exist_ok=True)
+    violations = rtl_policy.check_tree(ws, task.rtl, task.edit_surface)
+    if violations:  # nothing of the agent's RTL runs in a tool before it passes the policy
+        metrics.write_text(json.dumps({RTL_VIOLATIONS: len(violations)}, indent=1) + "\n")
+        click.echo("RTL policy (docs/security.md): the RTL is not run:\n" +
+                   "\n".join(f"  {v}" for v in violations))
+        sys.exit(1)
     out, lines, failed_tool = run_tool(tool, ws, task, results)
     metrics.write_text(json.dumps(out, indent=1, sort_keys=True, default=str) + "\n")
     click.echo("\n".join(lines))
     sys.exit(1 if failed_tool else 0)
+
+
+RTL_VIOLATIONS = "closer__rtl__policy_violations"
 
 
 def run_tool(tool: str, ws: Path, task: TaskConfig, results: Path) -> tuple[dict, list[str], bool]:

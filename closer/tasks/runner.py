@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -27,10 +28,11 @@ from closer.procs import Command, run
 from closer.sandbox.agent import INSTRUCTION, SOLUTION, WORKSPACE, agent_command, agent_sandbox
 from closer.sandbox.bwrap import require_programs, sandbox_argv
 from closer.sandbox.netproxy import start_proxy
-from closer.sandbox.reap import reap
+from closer.sandbox import tools as tools_sandbox
+from closer.sandbox.reap import processes_of, reap
 from closer.sandbox.spec import trial_uid
 from closer.tasks.estimator import full_gate_tools
-from closer.tasks.evaluate import EvaluationRecord, evaluate, load_task
+from closer.tasks.evaluate import EvaluationRecord, load_task
 from closer.tasks.trialstate import Phase, claim_trial, mark, unfinished_trials
 from closer.trajectory.summary import resolve_params, summarize_trajectory
 from closer.inputs import load_json_model
@@ -141,7 +143,7 @@ def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wal
     mark(trial_dir, Phase.WORKSPACE, info.run_id)
     limit = min(info.budget.wall_s, wall_s) if wall_s else info.budget.wall_s
     solution = paths.hidden.solution if agent.needs_solution else None
-    uid = trial_uid(info.run_id)
+    uid = trial_uid(info.run_id, in_use=lambda u: bool(processes_of(u)))
     sandbox = agent_sandbox(ws.root, tp.broker_socket, tp.instruction, uid, solution=solution,
                             env=agent.env, network=agent.endpoints(), proxy_socket=tp.proxy_socket)
     argv = agent_command(agent.argv(WORKSPACE, INSTRUCTION, SOLUTION if solution else None), agent.endpoints())
@@ -150,7 +152,9 @@ def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wal
     t0 = time.monotonic()
     mark(trial_dir, Phase.AGENT)
     returncode: int | None = None
-    broker = Broker(ws, tp.broker_socket, deliver=deliver_as(uid), log=tp.broker_log).start()
+    hidden_root = (paths.hidden.root.parent,)  # the suite's hidden part: no metered tool reads it
+    broker = Broker(ws, tp.broker_socket, deliver=deliver_as(uid), log=tp.broker_log,
+                    isolate=lambda call_dir: tools_sandbox.for_call(call_dir, masked=hidden_root)).start()
     proxy = start_proxy(agent.endpoints(), tp.proxy_socket, tp.proxy_log)
     try:
         done = run(Command(sandbox_argv(sandbox, argv), timeout_s=limit), tp.agent_log, check=False)
@@ -179,7 +183,7 @@ def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wal
     evaluation: EvaluationRecord | None = None
     verifier_error = None
     try:
-        evaluation = evaluate(ws.root, paths.root, tp.evaluation)
+        evaluation = evaluate_sandboxed(ws.root, paths, tp)
     except CloserError as exc:
         verifier_error = f"evaluator error: {exc}"
     scoreable = evaluation is not None and evaluation.accepted
@@ -299,6 +303,19 @@ class TrialPaths:
     @property
     def record(self) -> Path:
         return self.root / "record.json"
+
+
+def evaluate_sandboxed(workspace: Path, paths, tp: TrialPaths) -> EvaluationRecord:
+    """`closer evaluate` from the pristine tree, in its own sandbox (read-only host, writes only
+    its output folder, no network), after the agent's namespace is gone."""
+    sandbox = tools_sandbox.for_evaluation(tp.evaluation, inputs=(paths.suite.root, workspace))
+    argv = [sys.executable, "-m", "closer", "evaluate", str(workspace), "--task", str(paths.root),
+            "--out", str(tp.evaluation)]
+    done = run(Command(sandbox.wrap(argv)), tp.root / "evaluate.log", check=False)
+    record = tp.evaluation / "evaluation.json"
+    if not record.is_file():
+        raise CloserError(f"the evaluator wrote no record (exit {done.returncode}): {done.log_tail(3)}")
+    return EvaluationRecord.model_validate_json(record.read_text())
 
 
 def prepare_workspace(task_workspace: Path, tp: TrialPaths) -> WorkspacePaths:

@@ -35,7 +35,7 @@ Cap = Annotated[Annotated[int, Field(ge=0)] | None, BeforeValidator(_uncapped_to
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class CostWeights(_Strict):
@@ -98,9 +98,10 @@ class Budget(_Strict):
     """The numbers a run runs under (recorded in its run.json)."""
 
     tier: str
-    caps: dict[ToolClass, int | None] = Field(description="calls allowed per class; None = uncapped")
-    wall_s: float
-    cost_units: float
+    caps: dict[ToolClass, Annotated[int, Field(ge=0)] | None] = Field(
+        description="calls allowed per class; None = uncapped")
+    wall_s: float = Field(gt=0, description="wall-clock limit of the run, from its start")
+    cost_units: float = Field(gt=0, description="B of the weighted-cost AUC axis")
     weights: CostWeights
     stagnation: StagnationWindow
     overridden: list[str] = Field(default_factory=list, description="keys the task overrode")

@@ -217,8 +217,6 @@ del _stage
 
 def parse_clock_details(value: object) -> dict[str, float]:
     """`["core_clock: 1.1000", ...]` -> {"core_clock": 1.1}. Raises ValueError with the reason."""
-    if isinstance(value, str):
-        value = [value]
     if not isinstance(value, list) or not value:
         raise ValueError(f"expected a non-empty list of '<clock>: <period>' strings, got {value!r}")
     clocks: dict[str, float] = {}

@@ -3,10 +3,17 @@
 Commands are data (`Command`); `run` executes one, writes its combined output to a log file, and
 measures wall time and the child's peak resident memory (from `wait4`, so it is that process
 tree's own figure, not the maximum over every child this Python process ever had).
+
+No process outlives its reason to run. Each command runs in a process group of its own, which is
+killed (SIGKILL to the group) when the command runs past its timeout, and also when the process
+that started it dies, even by SIGKILL: the child is started with PR_SET_PDEATHSIG, and a
+watchdog (`sh`, in a session of its own) waits on a pipe only this process holds open and kills
+the group when the pipe closes without being told the command finished.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shlex
 import signal
@@ -62,11 +69,12 @@ def run(command: Command, log: Path, check: bool = True) -> Completed:
         try:
             proc = subprocess.Popen(
                 command.argv, cwd=command.cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True,
+                stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent(),
             )
         except FileNotFoundError as exc:
             raise ToolMissing(f"{command.argv[0]}: not found on PATH ({exc})") from exc
-        status, rusage = _wait(proc, start, command.timeout_s)
+        with GroupWatchdog(proc.pid):
+            status, rusage = _wait(proc, start, command.timeout_s)
     wall = time.monotonic() - start
     if status is None:
         raise ToolTimeout(
@@ -98,3 +106,54 @@ def _wait(proc: subprocess.Popen, start: float, timeout_s: float | None):
             return None, rusage
         time.sleep(delay)
         delay = min(delay * 2, 0.1)
+
+
+PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _die_with_parent():
+    """A preexec function: the child gets SIGKILL when the thread that started it exits (the
+    parent is checked once more afterwards, in case it died before the prctl)."""
+    parent = os.getpid()
+
+    def preexec() -> None:
+        _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(137)
+
+    return preexec
+
+
+# reads until EOF (this process closed or died), then kills the group unless told "done"
+_WATCHDOG = 'read -r word; [ "$word" = done ] || kill -s KILL -- "-$1" 2>/dev/null; exit 0'
+
+
+class GroupWatchdog:
+    """Kills process group `pgid` if this process dies while the group runs."""
+
+    def __init__(self, pgid: int):
+        self.pgid = pgid
+        self._proc: subprocess.Popen | None = None
+        self._write = -1
+
+    def __enter__(self) -> GroupWatchdog:
+        read, self._write = os.pipe()
+        try:
+            self._proc = subprocess.Popen(["sh", "-c", _WATCHDOG, "closer-watchdog", str(self.pgid)],
+                                          stdin=read, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                          start_new_session=True)
+        except OSError:
+            self._proc = None  # no sh: PR_SET_PDEATHSIG still ends the command itself
+        finally:
+            os.close(read)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            os.write(self._write, b"done\n")
+        except OSError:
+            pass
+        os.close(self._write)
+        if self._proc is not None:
+            self._proc.wait()

@@ -127,3 +127,17 @@ def test_bootstrap_ci() -> None:
 def test_empty_runs_folder(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no record.json"):
         build_report(tmp_path, tmp_path / "out")
+
+
+def test_invalid_runs_never_enter_the_means(tmp_path: Path) -> None:
+    from closer.report.build import load_trials, records_frame, summary_table
+
+    records = [_record("gcd-A-low", "A", "low", "sweep", 1, 0.2),
+               _record("gcd-A-low", "A", "low", "sweep", 2, 1.0, state="infrastructure_failure"),
+               _record("gcd-A-low", "A", "low", "sweep", 3, 0.9, state="verifier_failure")]
+    for r in records:
+        path = tmp_path / "runs" / r.task_id / r.agent / f"trial-{r.trial}" / "record.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(r.model_dump_json())
+    row = summary_table(records_frame(load_trials(tmp_path / "runs"))).iloc[0]
+    assert row.trials == 3 and row.invalid == 2 and row.scored == 1 and row.reward_mean == 0.2

@@ -13,11 +13,12 @@ import time
 from pathlib import Path
 
 import jsonschema
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from closer.paths import schema_path
-from closer.trajectory.reader import read_trajectory
+from closer.trajectory.reader import TrajectoryDamaged, read_trajectory
 from closer.trajectory.record import export_schemas, schema_models, schema_text
 from closer.trajectory.writer import TrajectoryWriter
 from tests.metered_helpers import make_record, write_trajectory
@@ -57,14 +58,23 @@ def test_appending_after_a_torn_line_keeps_it_and_the_new_record(tmp_path):
     assert path.read_bytes().splitlines()[2] == torn      # the torn bytes are kept as they were
 
 
-def test_mid_file_garbage_is_reported_not_dropped(tmp_path):
+def test_mid_file_garbage_fails_closed_naming_the_line(tmp_path):
     path = write_trajectory(tmp_path / "t.jsonl", RECORDS[:2])
     with open(path, "ab") as f:
         f.write(b'{"seq": "not a record"}\n\n')
     write_trajectory(path, [RECORDS[2]])
+    with pytest.raises(TrajectoryDamaged, match=r"t\.jsonl:3: not a trajectory record"):
+        read_trajectory(path)
+
+
+def test_empty_lines_are_reported(tmp_path):
+    path = write_trajectory(tmp_path / "t.jsonl", RECORDS[:2])
+    with open(path, "ab") as f:
+        f.write(b"\n\n")
+    write_trajectory(path, [RECORDS[2]])
     t = read_trajectory(path)
     assert [r.seq for r in t.records] == [1, 2, 3]
-    assert [(b.line_no, b.reason == "empty line") for b in t.bad_lines] == [(3, False), (4, True)]
+    assert [(b.line_no, b.reason == "empty line") for b in t.bad_lines] == [(3, True), (4, True)]
 
 
 @settings(max_examples=120, deadline=None)
@@ -138,7 +148,7 @@ def _check_killed(path: Path) -> int:
     assert n >= 1 and [r.seq for r in t.records] == list(range(1, n + 1))
     assert len(t.bad_lines) <= 1 and all(b.last and b.line_no == n + 1 for b in t.bad_lines)
     # the run can go on: the next record is appended after the torn bytes, which stay reported
-    write_trajectory(path, [make_record(n + 1)])
+    write_trajectory(path, [make_record(n + 1, elapsed_s=n + 1)])
     again = read_trajectory(path)
     assert [r.seq for r in again.records] == list(range(1, n + 2))
     assert [b.line_no for b in again.bad_lines] == [b.line_no for b in t.bad_lines]

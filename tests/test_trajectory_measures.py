@@ -137,7 +137,7 @@ def test_summarize_and_plot_commands(tmp_path):
 def test_summarize_reports_torn_line(tmp_path):
     path = write_trajectory(tmp_path / "t.jsonl", HAND)
     with open(path, "ab") as f:
-        f.write(b'{"seq": 6, "run_')
+        f.write(HAND[0].model_dump_json().encode()[:30])
     out = CliRunner().invoke(cli, ["trajectory", "summarize", str(path), "--json"])
     data = json.loads(out.output)
     assert data["records"] == 5 and len(data["bad_lines"]) == 1 and "t.jsonl:6: torn last line" in data["bad_lines"][0]

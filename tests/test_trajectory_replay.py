@@ -63,3 +63,11 @@ def test_replay_reproduces_every_call_and_flags_tampering(tmp_path, pdk_paths):
     report = {r["seq"]: r for r in json.loads(out.output)}
     assert report[3]["status"] == "mismatch" and report[1]["status"] == "reproduced"
     assert any("synth__design__instance__area__stdcell" in d for d in report[3]["differences"])
+
+    # a torn last line is a call that cannot be compared: reported, and the replay fails
+    torn = tmp_path / "torn"
+    shutil.copytree(ws.root, torn, symlinks=True)
+    with open(torn / ".closer" / "trajectory.jsonl", "ab") as f:
+        f.write(lines[0].encode()[:60])
+    out = CliRunner().invoke(cli, ["trajectory", "replay", str(torn)])
+    assert out.exit_code == 1 and "1 unreadable" in out.output and "torn last line" in out.output

@@ -7,7 +7,6 @@ and key of anything wrong.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,20 +16,26 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from closer.errors import InputError
 from closer.flow.settings import SynthSettings
 from closer.paths import repo_paths
+from closer.tomlio import describe_validation_error, load_toml
 from closer.sdc.policy import SdcException, SdcPolicy
 
 HDL_SUFFIXES = {".v": "verilog", ".vh": "verilog", ".sv": "systemverilog", ".svh": "systemverilog"}
 
+# Every table: unknown keys refused, no NaN/inf, no type coercion ("10" or true is no period).
+_STRICT = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+# An HDL identifier (a top module or a port)
+_IDENT = r"^[A-Za-z_][A-Za-z0-9_$]*$"
+
 
 class DesignInfo(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    name: str = Field(description="Design name; equals the folder name")
-    top: str = Field(description="Top module")
+    model_config = _STRICT
+    name: str = Field(min_length=1, description="Design name; equals the folder name")
+    top: str = Field(pattern=_IDENT, description="Top module")
     description: str = Field("", description="One line for people")
 
 
 class Sources(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # paths come as TOML strings
     rtl: list[Path] = Field(default_factory=list,
                             description="RTL files relative to the design folder, in compile order")
     include_dirs: list[Path] = Field(default_factory=list,
@@ -47,13 +52,13 @@ class Sources(BaseModel):
 
 
 class Clock(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    port: str = Field(description="Top-level clock input port")
-    period_ns: float = Field(gt=0, description="Clock period in ns (the SDC must agree)")
+    model_config = _STRICT
+    port: str = Field(pattern=_IDENT, description="Top-level clock input port")
+    period_ns: float = Field(gt=0, le=1e6, description="Clock period in ns (the SDC must agree)")
 
 
 class Constraints(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     sdc: Path = Field(description="SDC file relative to the design folder")
     sdc_exceptions: list[SdcException] = Field(
         default_factory=list, description="timing exceptions the SDC may use (closer.sdc; default none)")
@@ -65,13 +70,13 @@ class Constraints(BaseModel):
 class DesignConfig(BaseModel):
     """One named configuration: top-level parameters plus fields other features add."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
     parameters: dict[str, int | str | bool] = Field(default_factory=dict,
                                                     description="Parameters of the top module")
 
 
 class Targets(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     file: Path = Field(Path("targets.toml"), description="Reward targets, relative to the folder")
 
 
@@ -79,7 +84,7 @@ class Physical(SynthSettings):
     """[physical]: the flow settings: synthesis (closer.flow.settings.SynthSettings, inherited)
     and the back half's floorplan and routing knobs (closer.physical.FloorplanConfig, ...)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = _STRICT
     core_utilization: float = Field(0.30, ge=0.05, le=0.9, description="cell area / core area")
     aspect_ratio: float = Field(1.0, gt=0.1, le=10.0, description="core height / width")
     router_passes: int = Field(15, ge=0, le=15, description="qrouter stage2 rip-up passes (its schedule)")
@@ -107,7 +112,7 @@ class Physical(SynthSettings):
 class Design(BaseModel):
     """The whole design.toml."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     design: DesignInfo
     sources: Sources = Field(default_factory=Sources)
     clock: Clock
@@ -117,6 +122,15 @@ class Design(BaseModel):
     physical: Physical = Field(default_factory=Physical)
     fetch: dict[str, Any] | None = Field(
         None, description="Upstream source recipe (closer.designs.fetch reads it)")
+
+    @field_validator("fetch")
+    @classmethod
+    def _valid_recipe(cls, fetch: dict[str, Any] | None) -> dict[str, Any] | None:
+        from closer.designs.fetch import FetchSpec
+
+        if fetch is not None:
+            FetchSpec.model_validate(fetch)  # the pinned commit, the file list and the digests
+        return fetch
 
     @field_validator("configs")
     @classmethod
@@ -201,21 +215,16 @@ def load_design(name_or_path: str | Path, check_files: bool = True) -> tuple[Des
     """Read and validate a design folder; InputError names the file and key of any problem."""
     paths = DesignPaths(design_dir(name_or_path))
     toml_path = paths.design_toml
-    if not toml_path.is_file():
-        raise InputError(f"{toml_path}: missing")
-    try:
-        data = tomllib.loads(toml_path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{toml_path}: not valid TOML: {exc}") from exc
+    data = load_toml(toml_path, "{path}: missing", "design file")
     try:
         design = Design.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"key {'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
-                             for e in exc.errors())
-        raise InputError(f"{toml_path}: {problems}") from exc
+        raise InputError(f"{toml_path}: {describe_validation_error(exc)}") from None
     if design.design.name != paths.root.name:
         raise InputError(f"{toml_path}: key design.name is {design.design.name!r} but the folder "
                          f"is {paths.root.name!r}")
+    if design.fetch is None and not design.sources.rtl:
+        raise InputError(f"{toml_path}: key sources.rtl: empty and no [fetch] recipe")
     if check_files:
         _check_files(design, paths)
     return design, paths

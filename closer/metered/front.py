@@ -20,11 +20,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from pydantic import ValidationError
 
 from closer.budget import Budget, ToolClass, check_call
-from closer.tomlio import describe_validation_error
 from closer.errors import CloserError, InputError
+from closer.inputs import load_json_model
 from closer.metered.config import ARGS_PLACEHOLDER, ToolConfig, load_tool_config
 from closer.metered.estimator import NO_ESTIMATE, RewardEstimate, load_estimator
 from closer.metered.execute import ToolRun, estimate_reward, execute_tool
@@ -69,6 +68,7 @@ Isolate = Callable[[Path], ToolSandbox]
 def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = None,
                  deliver: Deliver | None = None, isolate: Isolate | None = None) -> CallResult:
     args = list(args or [])
+    ws.check_layout()
     config = load_tool_config(ws.tools_config)
     run_info = load_run_info(ws)
     if file_sha256(ws.tools_config) != run_info.tools_config_sha256:
@@ -98,6 +98,9 @@ def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = N
             tool_run = ToolRun(Outcome(refusal.kind), refusal.message)
         else:
             results_dir = ws.call_results(seq, tool)
+            if not ws.brokered and (results_dir.exists() or results_dir.is_symlink()):
+                raise InputError(f"{results_dir} exists but is call {seq}'s results folder; move it "
+                                 "away (nothing was run or recorded)")
             _write_inflight(ws, _interrupted_record(
                 run_info, seq, started, tool, args, snapshot.digest, changes, layers, unclassified,
                 budget, ledger, results_dir.relative_to(ws.root).as_posix()))
@@ -202,14 +205,19 @@ def _write_inflight(ws: WorkspacePaths, record: TrajectoryRecord) -> None:
     tmp.replace(ws.inflight)
 
 
+def record_interrupted_call(ws: WorkspacePaths) -> None:
+    """Record a killed call now (under the run's lock) instead of at the next call: the harness
+    calls this when the run is over, so the trajectory it summarizes has every call."""
+    if ws.inflight.exists():
+        with workspace_lock(ws):
+            _record_interrupted_call(ws)
+
+
 def _record_interrupted_call(ws: WorkspacePaths) -> None:
     """Under the lock, an inflight file means its call's process was killed: record that call."""
     if not ws.inflight.exists():
         return
-    try:
-        record = TrajectoryRecord.model_validate_json(ws.inflight.read_text())
-    except ValidationError as exc:
-        raise InputError(f"{ws.inflight}: unreadable interrupted-call record: {describe_validation_error(exc)}") from exc
+    record = load_json_model(ws.inflight, TrajectoryRecord, "interrupted-call record")
     ledger_seqs = {rec.seq for rec in TrajectoryReader(ws.trajectory)} if ws.trajectory.exists() else set()
     if record.seq not in ledger_seqs:
         with TrajectoryWriter(ws.trajectory) as writer:

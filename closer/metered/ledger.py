@@ -8,9 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from pydantic import ValidationError
-
 from closer.budget import Budget, ToolClass
+from closer.inputs import load_json_model
 from closer.metered.paths import WorkspacePaths
 from closer.metered.run import load_run_info, utc_now
 from closer.trajectory.reader import TrajectoryReader
@@ -34,7 +33,7 @@ def read_ledger(ws: WorkspacePaths, run_info: RunInfo) -> Ledger:
     ledger = Ledger(last_snapshot=run_info.baseline_snapshot)
     if not ws.trajectory.exists():
         return ledger
-    reader = TrajectoryReader(ws.trajectory)
+    reader = TrajectoryReader(ws.trajectory, run_info.run_id)  # damage fails closed (TrajectoryDamaged)
     for rec in reader:
         ledger.records += 1
         ledger.next_seq = max(ledger.next_seq, rec.seq + 1)
@@ -87,6 +86,7 @@ class Status:
 
 
 def status(ws: WorkspacePaths) -> Status:
+    ws.check_layout()
     run_info = load_run_info(ws)
     ledger = read_ledger(ws, run_info)
     elapsed = (utc_now() - run_info.started_at).total_seconds()
@@ -116,8 +116,6 @@ def _inflight_state(ws: WorkspacePaths) -> tuple[bool, TrajectoryRecord | None]:
         try:
             if not ws.inflight.exists():
                 return False, None
-            return False, TrajectoryRecord.model_validate_json(ws.inflight.read_text())
-        except ValidationError:
-            return False, None
+            return False, load_json_model(ws.inflight, TrajectoryRecord, "interrupted-call record")
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)

@@ -111,6 +111,22 @@ class WorkspacePaths:
     def is_valid(self) -> bool:
         return self.tools_config.is_file()
 
+    def check_layout(self) -> None:
+        """InputError naming the first control path of the wrong kind (a directory where a file
+        belongs, a file where a directory belongs, a symlink or special file): a damaged control
+        dir is refused before any call reads or writes it."""
+        if self.control.exists() and (self.control.is_symlink() or not self.control.is_dir()):
+            raise InputError(f"{self.control}: damaged run directory: expected a directory")
+        for path in (self.tools_config, self.run_info, self.trajectory, self.lock, self.inflight):
+            if path.is_symlink() or (path.exists() and not path.is_file()):
+                raise InputError(f"{path}: damaged run directory: expected a regular file")
+        dirs = [self.objects, self.snapshots, self.versions, self.pristine, self.control / "calls"]
+        if not self.brokered:
+            dirs.append(self.results)
+        for path in dirs:
+            if path.is_symlink() or (path.exists() and not path.is_dir()):
+                raise InputError(f"{path}: damaged run directory: expected a directory")
+
     @classmethod
     def locate(cls, path: Path) -> WorkspacePaths:
         """The workspace from its root, its control dir, its trajectory file, or any folder inside it."""

@@ -7,12 +7,11 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pydantic import ValidationError
 
 from closer import __version__
 from closer.budget import ToolClass, resolve_budget
-from closer.tomlio import describe_validation_error
 from closer.errors import InputError, ToolMissing, ToolTimeout
+from closer.inputs import load_json_model
 from closer.metered.config import ToolCommands, expand_argv, load_tool_config, placeholder_values
 from closer.metered.paths import WorkspacePaths
 from closer.metered.snapshot import copy_pristine, take_snapshot
@@ -59,12 +58,9 @@ def file_sha256(path: Path) -> str:
 
 
 def load_run_info(ws: WorkspacePaths) -> RunInfo:
-    try:
-        return RunInfo.model_validate_json(ws.run_info.read_text())
-    except FileNotFoundError as exc:
-        raise InputError(f"{ws.run_info} does not exist: the run has not been started") from exc
-    except ValidationError as exc:
-        raise InputError(f"{ws.run_info}: {describe_validation_error(exc)}") from exc
+    if not ws.run_info.exists() and not ws.run_info.is_symlink():
+        raise InputError(f"{ws.run_info} does not exist: the run has not been started")
+    return load_json_model(ws.run_info, RunInfo, "run header")
 
 
 def probe_version(ws: WorkspacePaths, tool: ToolClass, cmds: ToolCommands) -> str:

@@ -11,13 +11,15 @@ import fnmatch
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from closer.errors import InputError
+from closer.inputs import load_json
 from closer.metered.config import SurfaceConfig
 from closer.metered.paths import CONTROL_DIR, RESULTS_DIR, WorkspacePaths
 from closer.trajectory.record import FileChanges
@@ -122,13 +124,22 @@ def materialize(ws: WorkspacePaths, snapshot: Snapshot, surface: SurfaceConfig, 
 
 def load_snapshot(ws: WorkspacePaths, digest: str) -> Snapshot:
     path = ws.snapshot(digest)
-    try:
-        files = json.loads(path.read_text())
-    except FileNotFoundError as exc:
-        raise InputError(f"snapshot {digest} not found ({path})") from exc
-    except json.JSONDecodeError as exc:
-        raise InputError(f"snapshot manifest {path} is not valid JSON: {exc}") from exc
+    if not path.exists():
+        raise InputError(f"snapshot {digest} not found ({path})")
+    files = load_json(path, "snapshot manifest")
+    if not isinstance(files, dict) or not all(
+            isinstance(k, str) and _safe_relative(k) and isinstance(v, str) and _DIGEST.match(v)
+            for k, v in files.items()):
+        raise InputError(f"{path}: snapshot manifest must map relative paths to sha256 digests")
     return Snapshot(digest, files)
+
+
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
+
+
+def _safe_relative(rel: str) -> bool:
+    parts = PurePosixPath(rel).parts
+    return bool(parts) and not rel.startswith("/") and ".." not in parts and "\0" not in rel
 
 
 def restore_snapshot(ws: WorkspacePaths, snapshot: Snapshot, dest: Path) -> None:

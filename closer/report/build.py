@@ -4,9 +4,10 @@ rescore.json that `closer trajectory rescore` wrote beside it).
 
     <out>/
       results.csv                  one row per trial (the records, flattened)
-      table.csv / table.md         per design x kind x budget x agent: trials, mean reward with a
-                                   bootstrap 95% CI over trials, run-state success and feasible
-                                   rates, AUC public and hidden (both axes)
+      table.csv / table.md         per design x kind x budget x agent: trials, invalid trials, mean
+                                   reward with a bootstrap 95% CI over the valid trials, run-state
+                                   success and feasible rates, AUC public and hidden (both axes);
+                                   an invalid run (INVALID_STATES) never enters a mean
       a_plus_b_vs_c.csv            A and B at one tier against C at the tier of closest aggregate budget
       invalid_runs.json            every trial that did not end in success, with its state and reason
       curves/<task>.png            best-so-far against wall clock and cost, public and hidden, per trial
@@ -107,18 +108,20 @@ def _mean(series: pd.Series) -> float:
 def summary_table(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (design, kind, budget, agent), group in df.groupby(["design", "kind", "budget", "agent"], sort=True):
-        scored = group["reward"].dropna().astype(float).tolist()
+        invalid = group["run_state"].isin(INVALID_STATES)
+        valid = group[~invalid]  # an invalid run's reward measures the harness, not the agent
+        scored = valid["reward"].dropna().astype(float).tolist()
         low, high = bootstrap_ci(scored) if scored else (float("nan"), float("nan"))
         rows.append({
             "design": design, "kind": kind, "budget": budget, "agent": agent, "trials": len(group),
-            "scored": len(scored), "reward_mean": float(np.mean(scored)) if scored else float("nan"),
+            "invalid": int(invalid.sum()), "scored": len(scored), "reward_mean": float(np.mean(scored)) if scored else float("nan"),
             "reward_ci_low": low, "reward_ci_high": high,
             "state_success_rate": float((group["run_state"] == "success").mean()),
             "feasible_rate": float(group["feasible"].astype(bool).mean()),
-            "auc_wall_public_mean": _mean(group["auc_wall_public"]),
-            "auc_wall_hidden_mean": _mean(group["auc_wall_hidden"]),
-            "auc_cost_public_mean": _mean(group["auc_cost_public"]),
-            "auc_cost_hidden_mean": _mean(group["auc_cost_hidden"]),
+            "auc_wall_public_mean": _mean(valid["auc_wall_public"]),
+            "auc_wall_hidden_mean": _mean(valid["auc_wall_hidden"]),
+            "auc_cost_public_mean": _mean(valid["auc_cost_public"]),
+            "auc_cost_hidden_mean": _mean(valid["auc_cost_hidden"]),
         })
     return pd.DataFrame(rows)
 

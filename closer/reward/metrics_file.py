@@ -2,8 +2,10 @@
 file (the same flat key scheme plus `closer__*` keys, see closer/metrics.py).
 
 Every key is normalized to the `__` qualifier spelling. Every value is checked once here: numbers
-must be finite (NaN/Infinity are refused wherever they appear, naming the key), objects may not
-nest (except ORFS's `--hier` form, which is flattened back). `Metrics.origin` remembers the file
+must be finite (NaN/Infinity are refused wherever they appear, naming the key) and in range (0 or
+a magnitude in [MIN_MAGNITUDE, MAX_MAGNITUDE]; an integer of more than MAX_INT_DIGITS digits is
+refused while parsing), objects may not nest (except ORFS's `--hier` form, a bare stage name
+holding flat `rest: value` pairs, and `run__` provenance keys, which are flattened back). `Metrics.origin` remembers the file
 each key came from, so later errors name the file and the key.
 """
 
@@ -19,6 +21,8 @@ from pathlib import Path
 from collections.abc import Iterable, Mapping
 from typing import Union
 
+from closer.errors import InputError
+from closer.inputs import MAX_INT_DIGITS, read_bytes
 from closer.metrics import normalize_key
 from closer.reward.errors import MetricsFileError
 
@@ -26,6 +30,13 @@ MetricValue = Union[int, float, str, bool, None, list]
 
 # ORFS per-stage files: 1_synth.json, 2_1_floorplan.json, ... 6_report.json
 STAGE_FILE = re.compile(r"^([1-6])_.*\.json$")
+# ORFS --hier: the outer key is a bare stage name such as "finish" or "detailedroute"
+HIER_STAGE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+# Accepted magnitude of a non-zero metric number: far outside any physical value in Closer's
+# units (um^2, W, ns, counts), and log(value / target) stays finite for any in-range pair.
+MIN_MAGNITUDE = 1e-30
+MAX_MAGNITUDE = 1e30
 
 
 class SourceKind(StrEnum):
@@ -95,9 +106,9 @@ def merge_metrics(parts: list[Metrics]) -> Metrics:
 def _load_one(path: Path) -> Metrics:
     if path.is_dir():
         return _load_log_dir(path)
-    if not path.is_file():
+    if not path.exists():
         raise MetricsFileError(f"{path}: no such metrics file or directory")
-    raw = path.read_bytes()
+    raw = _read(path)
     data = _parse_json(path, raw)
     values = _flat_values(data, str(path))
     kind = (SourceKind.CLOSER_METRICS if any(k.startswith("closer__") for k in values)
@@ -110,7 +121,7 @@ def _load_log_dir(path: Path) -> Metrics:
     """Merge the stage files like ORFS genMetrics.py: stage 1..6, each stage's files in sorted
     order, a later file's key replacing an earlier one's."""
     stage_files = sorted(
-        (p for p in path.iterdir() if p.is_file() and STAGE_FILE.match(p.name)),
+        (p for p in path.iterdir() if STAGE_FILE.match(p.name)),
         key=lambda p: (int(STAGE_FILE.match(p.name).group(1)), p.name),
     )
     if not stage_files:
@@ -122,7 +133,7 @@ def _load_log_dir(path: Path) -> Metrics:
     origin: dict[str, str] = {}
     digest = hashlib.sha256()
     for stage_file in stage_files:
-        raw = stage_file.read_bytes()
+        raw = _read(stage_file)
         digest.update(stage_file.name.encode() + b"\0" + raw)
         for key, value in _flat_values(_parse_json(stage_file, raw), str(stage_file)).items():
             values[key] = value
@@ -130,6 +141,13 @@ def _load_log_dir(path: Path) -> Metrics:
     source = MetricsSource(str(path), SourceKind.ORFS_LOG_DIR, digest.hexdigest(),
                            tuple(p.name for p in stage_files))
     return Metrics(values, origin, (source,))
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return read_bytes(path, "metrics file")
+    except InputError as exc:
+        raise MetricsFileError(str(exc)) from None
 
 
 def _parse_json(path: Path, raw: bytes) -> object:
@@ -140,7 +158,12 @@ def _parse_json(path: Path, raw: bytes) -> object:
     except UnicodeDecodeError as exc:
         raise MetricsFileError(f"{path}: not UTF-8 text ({exc})") from None
     try:
-        return json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant)
+        return json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_int)
+    except RecursionError:
+        raise MetricsFileError(f"{path}: JSON nested too deeply; metrics must be flat") from None
+    except _LongInt as exc:
+        raise MetricsFileError(f"{path}: an integer of {exc.args[0]} digits (more than "
+                               f"{MAX_INT_DIGITS}); metric values must be in range") from None
     except json.JSONDecodeError as exc:
         raise MetricsFileError(
             f"{path}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
@@ -151,6 +174,16 @@ def _parse_json(path: Path, raw: bytes) -> object:
 
 class _DuplicateKey(Exception):
     pass
+
+
+class _LongInt(Exception):
+    pass
+
+
+def _int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise _LongInt(len(digits.lstrip("-")))
+    return int(digits)
 
 
 class _NonFinite(float):
@@ -183,9 +216,9 @@ def _flat_values(data: object, where: str) -> dict[str, MetricValue]:
     flat: dict[str, MetricValue] = {}
     raw_key_of: dict[str, str] = {}
     for raw_key, value in data.items():
-        if type(value) in _PLAIN and (type(value) is not float or math.isfinite(value)):
+        if type(value) in _PLAIN_NON_NUMBER:
             items = ((raw_key, value),)  # fast path: nothing to check
-        elif isinstance(value, Mapping):
+        elif isinstance(value, Mapping) and _may_nest(raw_key):
             # ORFS genMetrics.py --hier: {stage: {rest: value}}
             items = tuple((f"{raw_key}__{sub}", v) for sub, v in value.items())
             for full_key, v in items:
@@ -205,13 +238,23 @@ def _flat_values(data: object, where: str) -> dict[str, MetricValue]:
     return flat
 
 
-_PLAIN = (int, float, str, bool, type(None))
+_PLAIN_NON_NUMBER = (str, bool, type(None))
+
+
+def _may_nest(raw_key: str) -> bool:
+    """A bare stage name (ORFS --hier) or a run__ provenance key (run__flow__platform__corners)
+    may hold an object; a metric key may not (its value would vanish into sub-keys)."""
+    return bool(HIER_STAGE.match(raw_key)) and "__" not in raw_key or raw_key.startswith("run__")
 
 
 def _check_value(key: str, value: object, where: str) -> None:
     if isinstance(value, float) and not math.isfinite(value):
         literal = getattr(value, "literal", repr(value))
         raise MetricsFileError(f"{where}: key '{key}' is {literal}; metric values must be finite")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value != 0 \
+            and not MIN_MAGNITUDE <= abs(value) <= MAX_MAGNITUDE:
+        raise MetricsFileError(f"{where}: key '{key}' is {value!r}; a metric number must be 0 or of "
+                               f"magnitude {MIN_MAGNITUDE:g} to {MAX_MAGNITUDE:g}")
     if isinstance(value, Mapping):
         raise MetricsFileError(f"{where}: key '{key}' holds a nested object; metrics must be flat")
     if isinstance(value, list):

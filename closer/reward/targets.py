@@ -74,8 +74,16 @@ class Target(BaseModel):
                                description="Unique name of the term")]
     metric: Annotated[str, Field(min_length=1,
                                  description="Metric key (ORFS scheme) or derived metric name")]
-    target: Annotated[float, Field(gt=0, description="Value at or below which the penalty is 0")]
-    weight: Annotated[float, Field(ge=0, description="Weight of log(value/target) in the exponent")]
+    target: Annotated[float, Field(gt=0, le=1e30, description=(
+        "Value at or below which the penalty is 0 (1e-30 to 1e30, like every metric number)"))]
+    weight: Annotated[float, Field(ge=0, le=1e6, description="Weight of log(value/target) in the exponent")]
+
+    @field_validator("target")
+    @classmethod
+    def _not_tiny(cls, value: float) -> float:
+        if value < 1e-30:
+            raise ValueError(f"must be at least 1e-30 (got {value!r})")
+        return value
 
     @field_validator("metric")
     @classmethod
@@ -94,7 +102,7 @@ class Targets(BaseModel):
     gates: GatesSection
     targets: list[Target] = Field(default_factory=list)
     clock_period: Annotated[float | None, Field(
-        default=None, gt=0, description="Clock period in ns for derived timing metrics; "
+        default=None, gt=0, le=1e6, description="Clock period in ns for derived timing metrics; "
         "overrides constraints__clocks__details")]
 
     @model_validator(mode="after")
@@ -124,7 +132,8 @@ class LoadedTargets(BaseModel):
 def load_targets(path: Path | str) -> LoadedTargets:
     path = Path(path)
     if not path.is_file():
-        raise TargetsFileError(f"{path}: no such targets file")
+        kind = "a directory, not a targets file" if path.is_dir() else "no such targets file"
+        raise TargetsFileError(f"{path}: {kind}")
     raw = path.read_bytes()
     if not raw.strip():
         raise TargetsFileError(f"{path}: file is empty")
@@ -134,6 +143,10 @@ def load_targets(path: Path | str) -> LoadedTargets:
         raise TargetsFileError(f"{path}: not UTF-8 text ({exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise TargetsFileError(f"{path}: malformed TOML: {exc}") from None
+    except RecursionError:
+        raise TargetsFileError(f"{path}: malformed TOML: nested too deeply") from None
+    except ValueError as exc:  # an integer too long to convert
+        raise TargetsFileError(f"{path}: malformed TOML: {str(exc).split(':')[0]}") from None
     return LoadedTargets(targets=targets_from_dict(data, str(path)), path=str(path),
                          sha256=hashlib.sha256(raw).hexdigest())
 

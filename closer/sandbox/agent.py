@@ -50,6 +50,8 @@ def agent_sandbox(workspace: Path, broker_socket: Path, instruction: Path, uid: 
              Bind(source=venv, target=venv),
              Bind(source=interpreter, target=interpreter),
              Bind(source=package, target=package)]
+    if repo.venv.absolute() != venv:  # a linked venv (a git worktree's): its own path works inside too
+        binds.append(Bind(source=venv, target=repo.venv.absolute()))
     if pdk_root.is_dir():
         binds.append(Bind(source=pdk_root, target=pdk_root))
     if solution is not None:
@@ -59,7 +61,9 @@ def agent_sandbox(workspace: Path, broker_socket: Path, instruction: Path, uid: 
     hidden = eda_paths(venv)
     inside_env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8",
                   "PYTHONDONTWRITEBYTECODE": "1", "CLOSER_BROKER": str(BROKER_SOCKET),
-                  "CLOSER_WORKSPACE": str(WORKSPACE), "PDK_ROOT": str(pdk_root)}
+                  "CLOSER_WORKSPACE": str(WORKSPACE), "PDK_ROOT": str(pdk_root),
+                  # the bound package, not whatever checkout the venv's editable install names
+                  "PYTHONPATH": str(package.parent)}
     if network:
         inside_env.update(proxy_env())
     return SandboxSpec(uid=uid, gid=uid, binds=binds, hidden_files=hidden.files, hidden_dirs=hidden.dirs,

@@ -15,14 +15,25 @@ from pathlib import Path
 import tomli_w
 
 from closer import metrics as mk
-from closer.errors import CloserError, InputError, ToolError
+from closer.errors import CloserError, InputError, ToolError, ToolTimeout
 from closer.flow.paths import FlowPaths
 from closer.pdk import pdk
 from closer.sim import CocotbJob, run_cocotb
 from closer.tasks import oracle_reports, rtl_policy
 from closer.tasks.models import Conditions, TaskConfig, template_fields
 
-SIM_TIMEOUT_S = 900.0
+SIM_TIMEOUT_S = 900.0  # the cap; an evaluation's own limit scales with the golden run time
+SIM_TIMEOUT_MULTIPLE = 10.0  # x the golden RTL's hidden functional run (HiddenConfig.golden_func_s)
+SIM_TIMEOUT_MIN_S = 60.0  # floor, for tiny designs on a loaded machine
+
+
+def sim_timeout_s(golden_func_s: float | None) -> float:
+    """The time limit of each functional simulation of an evaluation: SIM_TIMEOUT_MULTIPLE times
+    the golden RTL's whole hidden functional run, in [SIM_TIMEOUT_MIN_S, SIM_TIMEOUT_S]; the cap
+    when no golden time was measured (suites generated before it was)."""
+    if golden_func_s is None:
+        return SIM_TIMEOUT_S
+    return min(SIM_TIMEOUT_S, max(SIM_TIMEOUT_MIN_S, SIM_TIMEOUT_MULTIPLE * golden_func_s))
 
 
 @dataclass
@@ -99,7 +110,7 @@ def _collect(result: FuncResult, sim, report_dir: Path, label: str, count_cycles
 
 def run_functional(sources: list[Path], top: str, oracle_dir: Path, test_module: str,
                    conditions: Conditions, parameters_by_config: dict[str, dict], scoring_config: str,
-                   build_root: Path) -> FuncResult:
+                   build_root: Path, timeout_s: float = SIM_TIMEOUT_S) -> FuncResult:
     """One cocotb run per config of `conditions`; cycles come from the scoring config's run."""
     result = FuncResult()
     for config in conditions.configs:
@@ -110,8 +121,16 @@ def run_functional(sources: list[Path], top: str, oracle_dir: Path, test_module:
         job = CocotbJob(sources=sources, toplevel=top, test_module=test_module, test_dir=oracle_dir,
                         build_dir=build, parameters=params, env=oracle_env(conditions, params, report, config=config),
                         defines=dict(rtl_policy.RTL_DEFINES), includes=rtl_policy.include_dirs(sources),
-                        timeout_s=SIM_TIMEOUT_S)
-        sim = run_cocotb(job, check_build=False)
+                        timeout_s=timeout_s)
+        try:
+            sim = run_cocotb(job, check_build=False)
+        except ToolTimeout:  # the submission hangs: its tests fail (not a verifier failure)
+            result.tests += 1
+            result.failed += 1
+            result.errors.append(f"{config}: the simulation was stopped at its {timeout_s:.0f} s limit "
+                                 f"({SIM_TIMEOUT_MULTIPLE:g}x the golden RTL's run; log {build / 'sim.log'})")
+            result.cycles = None if config == scoring_config else result.cycles
+            continue
         _collect(result, sim, report, config, count_cycles=config == scoring_config)
     return result
 

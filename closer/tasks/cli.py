@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from closer.clitypes import POSITIVE
+
 from closer.tasks.models import BUDGET_TIERS, TaskKind
 
 
@@ -79,7 +81,7 @@ def evaluate_command(workspace: Path, task_dir: Path, out: Path | None, as_json:
 @click.option("--model", default=None, help="Model label of a command agent.")
 @click.option("--quantization", default=None, help="Quantization label of a command agent.")
 @click.option("--trials", default=1, show_default=True, type=click.IntRange(min=1))
-@click.option("--wall-s", type=float, default=None, help="Override the tier's wall clock (seconds).")
+@click.option("--wall-s", type=POSITIVE, default=None, help="Override the tier's wall clock (seconds).")
 @click.option("--network", multiple=True, metavar="HOST:PORT",
               help="An endpoint the agent's sandbox may reach (e.g. its model's API); repeatable. "
                    "Default: no network.")

@@ -27,6 +27,7 @@ from closer import __version__
 from closer.errors import InputError
 from closer.tasks import checks, intake, rtl_policy
 from closer.tasks.models import HiddenConfig, LockedManifest, TaskConfig, TaskKind
+from closer.inputs import load_json_model
 from closer.tasks.paths import PUBLIC_TARGETS, EvalPaths, TaskPaths, in_surface, sha256_file, workspace_files
 from closer.tasks.score import (FLOW_STEP, LEC_CORNER, ScoringConditions, Verdict, below_one_reasons,  # noqa: F401
                                 flow_step, observed_gates, run_lec, score_tree)
@@ -95,17 +96,14 @@ class EvaluationRecord(BaseModel):
 
 def load_task(task_dir: Path) -> tuple[TaskPaths, TaskConfig]:
     paths = TaskPaths(task_dir.resolve()).require()
-    try:
-        return paths, TaskConfig.model_validate_json(paths.config.read_text())
-    except ValueError as exc:
-        raise InputError(f"{paths.config}: {exc}") from exc
+    return paths, load_json_model(paths.config, TaskConfig, "task file")
 
 
 def load_hidden(paths: TaskPaths) -> HiddenConfig:
     if not paths.hidden.config.is_file():
         raise InputError(f"{paths.hidden.config} does not exist: the task's hidden part is missing "
                          "(it is written next to tasks/ by `closer task generate`)")
-    return HiddenConfig.model_validate_json(paths.hidden.config.read_text())
+    return load_json_model(paths.hidden.config, HiddenConfig, "hidden task file")
 
 
 def check_locked(workspace: Path, locked: LockedManifest, surface: dict) -> tuple[list[LockedViolation], list[str]]:
@@ -150,7 +148,7 @@ def evaluate(workspace: Path, task_dir: Path, out: Path) -> EvaluationRecord:
     if (integrity := intake.check_suite_integrity(paths)) is not None:  # before reading anything hidden
         return _finish(_refused_record(task, workspace, f"refused to evaluate: {integrity}"), ep, start)
     hidden = load_hidden(paths)
-    locked = LockedManifest.model_validate_json(paths.locked.read_text())
+    locked = load_json_model(paths.locked, LockedManifest, "locked-file manifest")
     violations, ignored = check_locked(workspace, locked, task.edit_surface)
     record = EvaluationRecord(
         task_id=task.task_id, suite_version=task.suite_version, design=task.design, kind=task.kind,
@@ -174,7 +172,7 @@ def evaluate(workspace: Path, task_dir: Path, out: Path) -> EvaluationRecord:
 
 def hidden_conditions(task: TaskConfig, hidden: HiddenConfig, paths: TaskPaths) -> ScoringConditions:
     return ScoringConditions("hidden", hidden.hidden, hidden.parameters, paths.hidden.oracle, hidden.gates,
-                             paths.hidden.targets)
+                             paths.hidden.targets, sim_timeout_s=checks.sim_timeout_s(hidden.golden_func_s))
 
 
 def public_conditions(task: TaskConfig, tree: Path) -> ScoringConditions:

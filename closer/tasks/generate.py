@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import string
+import tempfile
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -23,7 +26,7 @@ from closer.metered.config import ToolConfig
 from closer.metered.instructions import agent_instructions
 from closer.paths import repo_paths
 from closer.sdc import BASE_COMMANDS
-from closer.tasks.checks import FLOW_TIMEOUT_S
+from closer.tasks.checks import FLOW_TIMEOUT_S, SIM_TIMEOUT_S, run_functional
 from closer.tasks.models import (BUDGET_TIERS, KIND_TITLES, SUITE_VERSION, DesignTasks, FileDigest,
                                  HiddenConfig, KindSpec, LockedManifest, StartPoint, SuiteEntry,
                                  SuiteManifest, TaskConfig, TaskKind, load_design_tasks)
@@ -72,9 +75,10 @@ def generate_suite(design_name: str, out: Path, kinds: list[TaskKind] | None = N
         resolve_budget(BudgetOverride(tier=tier))  # unknown tiers fail before anything is written
     suite = SuitePaths(out.resolve())
     entries = {e.task_id: e for e in _existing_entries(suite)}
+    golden_s = golden_func_time(design, dpaths, tasks, suite.root)
     for kind in kinds:
         for tier in budgets:
-            entry = write_task(suite, design, dpaths, tasks, kind, tier)
+            entry = write_task(suite, design, dpaths, tasks, kind, tier, golden_s)
             entries[entry.task_id] = entry
     manifest = SuiteManifest(suite_version=SUITE_VERSION,
                              generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -164,8 +168,52 @@ def placeholder(rel: str, config: TaskConfig) -> str:
             "// Put any modules you need here (or leave it empty); keep the file.\n")
 
 
+def golden_func_time(design: Design, dpaths: DesignPaths, tasks: DesignTasks, root: Path) -> float:
+    """Wall time of the hidden functional tests on the golden RTL (what an evaluation's
+    simulation timeout scales with), measured once per machine and design content (cached under
+    <cache>/closer/golden-times/, keyed by the reference RTL, the oracle, tasks.toml and
+    design.toml). The golden must pass them: a suite is never written for a design whose own
+    reference fails its hidden oracle."""
+    from closer.designs.fetch import cache_root
+
+    cached = cache_root() / "golden-times" / f"{_golden_key(design, dpaths, tasks)}.json"
+    try:
+        return float(json.loads(cached.read_text())["golden_func_s"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    elapsed = _measure_golden(design, dpaths, tasks, root)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"golden_func_s": elapsed}) + "\n")
+    tmp.replace(cached)
+    return elapsed
+
+
+def _golden_key(design: Design, dpaths: DesignPaths, tasks: DesignTasks) -> str:
+    digest = hashlib.sha256(__version__.encode())
+    for path in [*(dpaths.root / src for src in tasks.reference.values()), dpaths.root / TASKS_TOML,
+                 dpaths.design_toml]:
+        digest.update(path.name.encode() + sha256_file(path).encode())
+    digest.update(tree_checksum(dpaths.root / tasks.oracle).encode())
+    return digest.hexdigest()[:24]
+
+
+def _measure_golden(design: Design, dpaths: DesignPaths, tasks: DesignTasks, root: Path) -> float:
+    sources = [dpaths.root / src for src in tasks.reference.values()]
+    params = {c: dict(design.config(c).parameters) for c in {tasks.config, *tasks.hidden.configs}}
+    with tempfile.TemporaryDirectory(prefix="closer-golden-", dir=root if root.is_dir() else None) as tmp:
+        start = time.monotonic()
+        func = run_functional(sources, design.top, dpaths.root / tasks.oracle, tasks.test_module, tasks.hidden,
+                              params, tasks.config, Path(tmp), timeout_s=SIM_TIMEOUT_S)
+        elapsed = round(time.monotonic() - start, 3)
+    if func.failed or not func.tests:
+        raise InputError(f"{dpaths.root}: the golden RTL does not pass its hidden functional tests "
+                         f"({func.failed} of {func.tests} failed: {'; '.join(func.errors)[:300]})")
+    return elapsed
+
+
 def write_task(suite: SuitePaths, design: Design, dpaths: DesignPaths, tasks: DesignTasks,
-               kind: TaskKind, tier: str) -> SuiteEntry:
+               kind: TaskKind, tier: str, golden_func_s: float | None = None) -> SuiteEntry:
     tid = task_id(design.name, kind, tier)
     paths, hidden = suite.task(tid), suite.hidden(tid)
     for folder in (paths.root, hidden.root):
@@ -189,7 +237,7 @@ def write_task(suite: SuitePaths, design: Design, dpaths: DesignPaths, tasks: De
     paths.locked.write_text(locked.model_dump_json(indent=2) + "\n")
     tool_config = ToolConfig.model_validate(_tools_toml(config))
     paths.instruction.write_text(render_instruction(config, spec, tool_config, tasks))
-    _write_hidden(hidden, design, dpaths, tasks, spec, kind, tid)
+    _write_hidden(hidden, design, dpaths, tasks, spec, kind, tid, golden_func_s)
     return SuiteEntry(task_id=tid, design=design.name, kind=kind, budget_tier=tier,
                       path=str(paths.root.relative_to(suite.root)), checksum=tree_checksum(paths.root),
                       hidden_checksum=tree_checksum(hidden.root))
@@ -306,10 +354,10 @@ def kind_conditions(cond, spec: KindSpec):
 
 
 def _write_hidden(hidden, design: Design, dpaths: DesignPaths, tasks: DesignTasks, spec: KindSpec,
-                  kind: TaskKind, tid: str) -> None:
+                  kind: TaskKind, tid: str, golden_func_s: float | None) -> None:
     params = {c: dict(design.config(c).parameters) for c in {tasks.config, *tasks.hidden.configs}}
     cfg = HiddenConfig(task_id=tid, hidden=kind_conditions(tasks.hidden, spec), gates=list(spec.gates),
-                       parameters=params)
+                       parameters=params, golden_func_s=golden_func_s)
     hidden.config.write_text(cfg.model_dump_json(indent=2) + "\n")
     hidden.targets.write_text(tomli_w.dumps(_targets_dict(spec, tasks.targets.get(kind, []))))
     shutil.copytree(dpaths.root / tasks.oracle, hidden.oracle,

@@ -34,6 +34,7 @@ from closer.paths import repo_paths, schema_path
 from closer.pdk import pdk
 from closer.tasks.evaluate import load_task
 from closer.tasks.models import KIND_TITLES, TaskKind
+from closer.inputs import load_json_model
 
 AGENT_TIMEOUT_CAP_SEC = 86400.0
 VERIFIER_TIMEOUT_SEC = {TaskKind.A: 1800.0, TaskKind.B: 7200.0, TaskKind.C: 7200.0}
@@ -137,7 +138,7 @@ def _write_suite_manifest(paths, dest: Path) -> None:
     source = paths.suite.manifest
     if not source.is_file():
         raise InputError(f"{source} does not exist: export a task of a suite written by `closer task generate`")
-    manifest = SuiteManifest.model_validate_json(source.read_text())
+    manifest = load_json_model(source, SuiteManifest, "suite manifest")
     manifest.tasks = [e for e in manifest.tasks if e.task_id == paths.root.name]
     if not manifest.tasks:
         raise InputError(f"{source}: key tasks: no entry for task {paths.root.name}")

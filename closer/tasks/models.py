@@ -260,6 +260,9 @@ class HiddenConfig(_Strict):
     targets_file: str = "targets.toml"
     solution_dir: str = "solution"
     oracle_dir: str = "oracle"
+    golden_func_s: float | None = Field(None, ge=0, description=(
+        "wall time of the hidden functional tests on the golden RTL, measured by `closer task generate`; "
+        "each evaluation simulation may take closer.tasks.checks.SIM_TIMEOUT_MULTIPLE times it"))
 
 
 class FileDigest(_Strict):

@@ -36,6 +36,7 @@ from closer.tasks import checks, rtl_policy
 from closer.tasks.estimator import ESTIMATE_FEASIBLE, ESTIMATE_REWARD
 from closer.tasks.models import TaskConfig
 from closer.tasks.score import TreeScore, public_reasons, score_tree
+from closer.inputs import load_json_model
 
 ESTIMATE_SCORED = "closer__estimate__scored"
 TOOLS = ("sim", "synth", "pnr", "verify")
@@ -43,10 +44,9 @@ TOOLS = ("sim", "synth", "pnr", "verify")
 
 def _task(workspace: Path) -> TaskConfig:
     path = workspace / "task.json"
-    try:
-        return TaskConfig.model_validate_json(path.read_text())
-    except FileNotFoundError as exc:
-        raise CloserError(f"{path} does not exist: not a task workspace") from exc
+    if not path.exists():
+        raise CloserError(f"{path} does not exist: not a task workspace")
+    return load_json_model(path, TaskConfig, "task file")
 
 
 def public_sim(ws: Path, task: TaskConfig, results: Path) -> tuple[dict, list[str]]:

@@ -40,6 +40,7 @@ from closer.trajectory.measures import CurvePoint, Milestone, SummaryParams, auc
 from closer.trajectory.reader import read_trajectory
 from closer.trajectory.record import TrajectoryRecord
 from closer.trajectory.summary import resolve_params
+from closer.inputs import load_json_model
 
 RESCORE_FILE = "rescore.json"
 CACHE_DIR = "rescore-cache"
@@ -133,11 +134,7 @@ def find_trials(run: Path) -> list[Trial]:
         raise InputError(f"{run}: no record.json in or under it (a trial folder or a runs root of `closer task run`)")
     trials = []
     for path in files:
-        try:
-            trials.append(Trial(path.parent, RunRecord.model_validate_json(path.read_text())))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            raise InputError(f"{path}: not a run record: {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
+        trials.append(Trial(path.parent, load_json_model(path, RunRecord, "run record")))
     return trials
 
 

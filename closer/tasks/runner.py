@@ -20,6 +20,7 @@ from closer import __version__
 from closer.agents import AgentSpec
 from closer.errors import CloserError, InputError, ToolMissing, ToolTimeout
 from closer.metered.broker import Broker
+from closer.metered.front import record_interrupted_call
 from closer.metered.run import load_run_info, start_run
 from closer.metered.paths import CONTROL_DIR, WorkspacePaths
 from closer.metered.runstate import AgentExit, RunEvidence, classify_run, count_infra_errors
@@ -32,7 +33,9 @@ from closer.sandbox.reap import processes_of, reap
 from closer.sandbox.spec import trial_uid
 from closer.tasks.estimator import full_gate_tools
 from closer.tasks.evaluate import EvaluationRecord, load_task
+from closer.tasks.trialstate import Phase, claim_trial, mark, unfinished_trials
 from closer.trajectory.summary import resolve_params, summarize_trajectory
+from closer.inputs import load_json_model
 
 
 
@@ -124,9 +127,6 @@ def run_trials(task_dir: Path, agent: AgentSpec, trials: int, out: Path, wall_s:
     records = []
     for trial in range(1, trials + 1):
         trial_dir = out / task.task_id / agent.label / f"trial-{trial}"
-        if (trial_dir / "record.json").exists():
-            raise InputError(f"{trial_dir / 'record.json'} exists: records are never overwritten; "
-                             "use another --out")
         records.append(run_trial(paths.root, agent, trial, trial_dir, wall_s))
     write_summary(out)
     return records
@@ -134,12 +134,13 @@ def run_trials(task_dir: Path, agent: AgentSpec, trials: int, out: Path, wall_s:
 
 def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wall_s: float | None) -> RunRecord:
     paths, task = load_task(task_dir)
-    trial_dir.mkdir(parents=True, exist_ok=True)
+    claim_trial(trial_dir)  # atomic: a trial folder is never reused (records are never overwritten)
     tp = TrialPaths(trial_dir)
     ws = prepare_workspace(paths.workspace, tp)
     shutil.copyfile(paths.instruction, tp.instruction)
     harness_errors: list[str] = []
     info = start_run(ws)
+    mark(trial_dir, Phase.WORKSPACE, info.run_id)
     limit = min(info.budget.wall_s, wall_s) if wall_s else info.budget.wall_s
     solution = paths.hidden.solution if agent.needs_solution else None
     uid = trial_uid(info.run_id, in_use=lambda u: bool(processes_of(u)))
@@ -149,6 +150,7 @@ def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wal
     give_to(ws.root, uid)
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     t0 = time.monotonic()
+    mark(trial_dir, Phase.AGENT)
     returncode: int | None = None
     hidden_root = (paths.hidden.root.parent,)  # the suite's hidden part: no metered tool reads it
     broker = Broker(ws, tp.broker_socket, deliver=deliver_as(uid), log=tp.broker_log,
@@ -174,6 +176,9 @@ def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wal
         harness_errors.append(f"processes of the agent outlived its sandbox and were killed: {', '.join(leftovers)}")
     if still_running:
         harness_errors.append(f"{still_running} metered call(s) still running after the wall clock")
+    else:
+        record_interrupted_call(ws)  # a call cut off mid-way is in the trajectory before it is summarized
+    mark(trial_dir, Phase.EVALUATING)
 
     evaluation: EvaluationRecord | None = None
     verifier_error = None
@@ -227,6 +232,7 @@ def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wal
                  "leftover_processes": leftovers, "broker_calls_running_at_end": still_running},
     )
     write_once(tp.record, record.model_dump_json(indent=2) + "\n")
+    mark(trial_dir, Phase.RECORDED)
     return record
 
 
@@ -377,10 +383,7 @@ def load_records(runs: Path) -> list[RunRecord]:
     files = sorted(runs.rglob("record.json"))
     out = []
     for path in files:
-        try:
-            out.append(RunRecord.model_validate_json(path.read_text()))
-        except ValueError as exc:
-            raise InputError(f"{path}: not a run record: {exc}") from exc
+        out.append(load_json_model(path, RunRecord, "run record"))
     return out
 
 
@@ -403,6 +406,9 @@ def write_summary(runs: Path) -> Path:
                for r in records if r.run_state != "success"]
     if reasons:
         lines += ["", "## Runs that did not end in success", "", *reasons]
+    unfinished = [f"- {folder.relative_to(runs)}: {where}" for folder, where in unfinished_trials(runs)]
+    if unfinished:
+        lines += ["", "## Trials without a record (killed, or still running)", "", *unfinished]
     path = runs / "summary.md"
     path.write_text("\n".join(lines) + "\n")
     return path

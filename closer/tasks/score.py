@@ -53,6 +53,7 @@ class ScoringConditions:
     oracle: Path                        # cocotb oracle folder
     gates: list[str]
     targets: Path                       # closer.reward targets file
+    sim_timeout_s: float = checks.SIM_TIMEOUT_S  # limit of each functional simulation
 
 
 class Verdict(BaseModel):
@@ -108,7 +109,7 @@ def score_tree(tree: Path, task: TaskConfig, sc: ScoringConditions, out: Path,
     say(f"[{sc.label}] functional tests ({', '.join(sc.conditions.configs)})")
     t0 = time.monotonic()
     func = checks.run_functional(sources, task.top, sc.oracle, task.test_module, sc.conditions, sc.parameters,
-                                 task.config, out / "sim" / "func")
+                                 task.config, out / "sim" / "func", timeout_s=sc.sim_timeout_s)
     timings["func"] = round(time.monotonic() - t0, 1)
     metrics: dict = checks.func_metrics(func)
     if func.failed:

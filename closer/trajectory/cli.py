@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from closer.budget import ToolClass
+from closer.clitypes import POSITIVE, REWARD
 from closer.metered.paths import WorkspacePaths
 from closer.trajectory.measures import TrajectorySummary
 
@@ -17,11 +18,11 @@ _PATH = click.Path(exists=True, path_type=Path)
 def _budget_options(f):
     for option in reversed([
         click.option("--tier", default=None, help="take B and windows from this tier instead of run.json"),
-        click.option("--wall-budget-s", type=float, default=None, help="B of the wall-clock axis (s)"),
-        click.option("--cost-budget", type=float, default=None, help="B of the weighted-cost axis (units)"),
-        click.option("--window-calls", type=int, default=None, help="stagnation window W (calls)"),
-        click.option("--window-cost", type=float, default=None, help="stagnation window C (cost units)"),
-        click.option("--threshold", "thresholds", type=float, multiple=True, help="report time to this reward"),
+        click.option("--wall-budget-s", type=POSITIVE, default=None, help="B of the wall-clock axis (s)"),
+        click.option("--cost-budget", type=POSITIVE, default=None, help="B of the weighted-cost axis (units)"),
+        click.option("--window-calls", type=click.IntRange(min=1), default=None, help="stagnation window W (calls)"),
+        click.option("--window-cost", type=POSITIVE, default=None, help="stagnation window C (cost units)"),
+        click.option("--threshold", "thresholds", type=REWARD, multiple=True, help="report time to this reward"),
         click.option("--kind", type=click.Choice(["A", "B", "C"]), default=None,
                      help="count only the calls that evaluate this task kind's full gate set "
                           "(needed for trajectories recorded before partial_reward existed)"),
@@ -35,10 +36,13 @@ def _summary(path: Path, tier, wall_budget_s, cost_budget, window_calls, window_
     from closer.tasks.estimator import full_gate_tools
     from closer.trajectory.summary import resolve_params, summarize_trajectory, trajectory_files
 
+    from closer.trajectory.summary import load_run_header
+
     trajectory, run_json = trajectory_files(path)
     params = resolve_params(run_json, tier, wall_budget_s, cost_budget, window_calls, window_cost, list(thresholds),
                             full_gate_tools(kind) if kind else None)
-    return summarize_trajectory(trajectory, params)
+    run_id = load_run_header(run_json).run_id if run_json is not None else None
+    return summarize_trajectory(trajectory, params, run_id)
 
 
 @click.group("trajectory")
@@ -133,12 +137,13 @@ def replay_command(ctx: click.Context, run: Path, as_json: bool) -> None:
         click.echo(json.dumps([r.model_dump(mode="json") for r in results], indent=2))
     else:
         for r in results:
-            click.echo(f"call {r.seq:4d} {r.tool.value:6s} {r.status.value:10s} {r.note}")
+            tool = r.tool.value if r.tool else "-"
+            click.echo(f"call {r.seq:4d} {tool:6s} {r.status.value:10s} {r.note}")
             for d in r.differences:
                 click.echo(f"      {d}")
         counts = {s: sum(1 for r in results if r.status is s) for s in ReplayStatus}
         click.echo(", ".join(f"{n} {s.value}" for s, n in counts.items()))
-    if any(r.status is ReplayStatus.MISMATCH for r in results):
+    if any(r.status in (ReplayStatus.MISMATCH, ReplayStatus.UNREADABLE) for r in results):
         ctx.exit(1)
 
 

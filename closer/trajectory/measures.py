@@ -18,6 +18,8 @@ from collections import Counter
 from collections.abc import Iterable
 from fractions import Fraction
 
+from typing import Annotated
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from closer.budget import ToolClass
@@ -33,7 +35,7 @@ class SummaryParams(_Model):
     cost_units: float = Field(gt=0, description="B of the weighted-cost axis")
     window_calls: int = Field(gt=0)
     window_cost_units: float = Field(gt=0)
-    thresholds: list[float] = Field(default_factory=list)
+    thresholds: list[Annotated[float, Field(ge=0, le=1)]] = Field(default_factory=list)
     source: str = Field("", description="where B and the windows came from")
     full_gate_tools: dict[ToolClass, list[str]] | None = Field(None, description=(
         "tool classes whose result evaluates the stage's full gate set, each with the metric keys "

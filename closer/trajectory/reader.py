@@ -1,13 +1,19 @@
-"""Tolerant trajectory reader: whole lines become records; torn lines are reported, not repaired.
+"""Trajectory reader: whole lines become records; torn lines are reported, not repaired; damage
+fails closed.
 
-A line that does not parse as a `TrajectoryRecord` is never dropped silently and never
-"fixed": it is listed in `bad_lines` with its 1-based line number. The usual case is one torn
-last line left by a run killed mid-write (`BadLine.last`); a torn line that a resumed run
-terminated with a newline shows up the same way, just not last.
+A torn line (the start of a record cut off by a kill mid-write: an incomplete JSON object that
+begins like a record) is never dropped silently and never "fixed": it is listed in `bad_lines`
+with its 1-based line number. The usual case is one torn last line left by a run killed
+mid-write (`BadLine.last`); a torn line that a resumed run terminated with a newline shows up the
+same way, just not last. Anything else is damage and raises `TrajectoryDamaged` naming the file,
+the line and the field: a complete line that is not a valid record, bytes that are no record's
+start, and records out of order: `seq` must run 1, 2, 3, ... (a torn line may stand for one
+missing number), every record has the run's `run_id`, and `elapsed_s`/`ended_at` never go back.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +22,14 @@ from pydantic import ValidationError
 
 from closer.errors import InputError
 from closer.trajectory.record import TrajectoryRecord
+
+# Every record line starts so (model_dump_json writes schema_version first).
+RECORD_START = b'{"schema_version":'
+
+
+class TrajectoryDamaged(InputError):
+    """The trajectory holds bytes that are neither records nor a torn record, or records out of
+    order: it cannot be trusted as the ledger."""
 
 
 @dataclass(frozen=True)
@@ -35,18 +49,16 @@ class TrajectoryReader:
     """Iterate the records of a trajectory file; after iterating, `bad_lines` lists the rest."""
 
     path: Path
+    run_id: str | None = None  # the run's id (run.json); None: the first record's
     bad_lines: list[BadLine] = field(default_factory=list)
     lines: int = 0
 
     def __iter__(self) -> Iterator[TrajectoryRecord]:
         self.bad_lines = []
         pending: list[tuple[int, int, str]] = []
-        try:
-            handle = open(self.path, "rb")
-        except FileNotFoundError as exc:
-            raise InputError(f"trajectory {self.path} does not exist") from exc
+        order = _Order(self.path, self.run_id)
         line_no = 0
-        with handle:
+        with self._open() as handle:
             for line_no, raw in enumerate(handle, start=1):
                 body = raw.rstrip(b"\n")
                 if not body.strip():
@@ -55,11 +67,67 @@ class TrajectoryReader:
                 try:
                     record = TrajectoryRecord.model_validate_json(body)
                 except ValidationError as exc:
+                    self._check_torn(line_no, body, exc)
                     pending.append((line_no, len(raw), _short_reason(exc)))
+                    order.torn()
                     continue
+                order.check(line_no, record)
                 yield record
         self.lines = line_no
         self.bad_lines = [BadLine(n, size, why, last=(n == line_no)) for n, size, why in pending]
+
+    def _open(self):
+        if self.path.is_dir():
+            raise InputError(f"{self.path}: trajectory is a directory, expected a file")
+        try:
+            return open(self.path, "rb")
+        except FileNotFoundError as exc:
+            raise InputError(f"trajectory {self.path} does not exist") from exc
+        except OSError as exc:
+            raise InputError(f"{self.path}: trajectory cannot be read: {exc.strerror}") from None
+
+    def _check_torn(self, line_no: int, body: bytes, exc: ValidationError) -> None:
+        """A line that fails validation is torn only if it is an incomplete record's start."""
+        where = f"{self.path}:{line_no}"
+        if not (body.startswith(RECORD_START) or RECORD_START.startswith(body)):
+            raise TrajectoryDamaged(f"{where}: not a trajectory record (no record starts with these "
+                                    f"{len(body)} bytes); the trajectory is damaged")
+        try:
+            json.loads(body)
+        except ValueError:
+            return  # cut off mid-record: torn
+        raise TrajectoryDamaged(f"{where}: invalid record: {_short_reason(exc)}")
+
+
+@dataclass
+class _Order:
+    """The order rules between records (seq, run_id, elapsed_s, ended_at)."""
+
+    path: Path
+    run_id: str | None
+    last: TrajectoryRecord | None = None
+    slack: int = 0  # torn lines since the last record: seq numbers they may stand for
+
+    def torn(self) -> None:
+        self.slack += 1
+
+    def check(self, line_no: int, rec: TrajectoryRecord) -> None:
+        where = f"{self.path}:{line_no}"
+        expected = 1 if self.last is None else self.last.seq + 1
+        if not expected <= rec.seq <= expected + self.slack:
+            raise TrajectoryDamaged(f"{where}: key seq: {rec.seq} where {expected} was expected "
+                                    "(duplicated, reordered or missing records)")
+        run_id = self.run_id if self.run_id is not None else (self.last.run_id if self.last else rec.run_id)
+        if rec.run_id != run_id:
+            raise TrajectoryDamaged(f"{where}: key run_id: {rec.run_id!r} is not this run's {run_id!r}")
+        if self.last is not None:
+            if rec.elapsed_s < self.last.elapsed_s:
+                raise TrajectoryDamaged(f"{where}: key elapsed_s: {rec.elapsed_s} is before the "
+                                        f"previous record's {self.last.elapsed_s} (time ran backwards)")
+            if rec.ended_at < self.last.ended_at:
+                raise TrajectoryDamaged(f"{where}: key ended_at: {rec.ended_at.isoformat()} is before "
+                                        f"the previous record's (time ran backwards)")
+        self.last, self.slack = rec, 0
 
 
 @dataclass(frozen=True)
@@ -69,8 +137,8 @@ class Trajectory:
     bad_lines: list[BadLine]
 
 
-def read_trajectory(path: Path) -> Trajectory:
-    reader = TrajectoryReader(path)
+def read_trajectory(path: Path, run_id: str | None = None) -> Trajectory:
+    reader = TrajectoryReader(path, run_id)
     records = list(reader)
     return Trajectory(path, records, reader.bad_lines)
 

@@ -8,16 +8,22 @@ per line, in call order). `closer/schemas/trajectory-record.schema.json` and
 from __future__ import annotations
 
 import json
+import math
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 from closer.budget import Budget, ToolClass
 from closer.paths import schema_path
 
 SCHEMA_VERSION = "1"
+SchemaVersion = Literal["1"]
+
+# A reward estimate: the reward is in [0, 1] by construction (G · exp(-penalty)).
+Reward = Annotated[float, Field(ge=0, le=1)]
 
 # Metric values are JSON: ORFS-style metadata holds a few lists and objects besides the numbers
 # (constraints__clocks__details, run__flow__platform__corners).
@@ -57,7 +63,18 @@ TOOL_STAGE = {ToolClass.SIM: 0, ToolClass.SYNTH: 1, ToolClass.PNR: 2, ToolClass.
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+def _finite_json(value: object, where: str) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{where} is {value}; numbers must be finite")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _finite_json(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for item in value:
+            _finite_json(item, where)
 
 
 class FileChanges(_Model):
@@ -84,7 +101,7 @@ class CallCost(_Model):
 
 
 class TrajectoryRecord(_Model):
-    schema_version: str = SCHEMA_VERSION
+    schema_version: SchemaVersion = SCHEMA_VERSION
     seq: int = Field(ge=1, description="1-based call number within the run")
     run_id: str
     started_at: datetime = Field(description="UTC start of the call (lock taken)")
@@ -104,15 +121,29 @@ class TrajectoryRecord(_Model):
     message: str = ""
     exit_codes: list[int] = Field(default_factory=list, description="exit code of each command run")
     metrics: dict[str, MetricValue] = Field(default_factory=dict, description="public metrics")
-    reward: float | None = Field(None, description=(
+    reward: Reward | None = Field(None, description=(
         "public reward estimate of a call that evaluated the stage's full gate set"))
     feasible: bool | None = Field(None, description="whether the reward gate passed (full-gate calls only)")
-    partial_reward: float | None = Field(None, description=(
+    partial_reward: Reward | None = Field(None, description=(
         "estimate of a call that did not evaluate the full gate set: informational, never in best_reward"))
-    best_reward: float | None = Field(None, description="best public reward so far, this call included")
+    best_reward: Reward | None = Field(None, description="best public reward so far, this call included")
     remaining: dict[str, float | None] = Field(
         default_factory=dict, description="calls left per class and wall_s left, after this call")
     results_dir: str | None = Field(None, description="workspace-relative folder of this call's outputs")
+
+    @field_validator("metrics")
+    @classmethod
+    def _finite_metrics(cls, metrics: dict[str, MetricValue]) -> dict[str, MetricValue]:
+        for key, value in metrics.items():
+            _finite_json(value, key)
+        return metrics
+
+    @model_validator(mode="after")
+    def _ends_after_start(self) -> TrajectoryRecord:
+        if self.ended_at < self.started_at:
+            raise ValueError(f"ended_at {self.ended_at.isoformat()} is before started_at "
+                             f"{self.started_at.isoformat()}")
+        return self
 
 
 class Provenance(_Model):
@@ -124,7 +155,7 @@ class Provenance(_Model):
 
 
 class RunInfo(_Model):
-    schema_version: str = SCHEMA_VERSION
+    schema_version: SchemaVersion = SCHEMA_VERSION
     run_id: str
     workspace: str
     started_at: datetime

@@ -20,6 +20,7 @@ from closer.metered.config import load_tool_config
 from closer.metered.estimator import NO_ESTIMATE, load_estimator
 from closer.metered.execute import estimate_reward, execute_tool
 from closer.metered.paths import WorkspacePaths
+from closer.metered.run import load_run_info
 from closer.metered.snapshot import load_snapshot, restore_snapshot
 from closer.trajectory.reader import TrajectoryReader
 from closer.trajectory.record import Outcome, TrajectoryRecord
@@ -29,13 +30,14 @@ class ReplayStatus(StrEnum):
     REPRODUCED = "reproduced"
     MISMATCH = "mismatch"
     SKIPPED = "skipped"
+    UNREADABLE = "unreadable"  # a torn trajectory line: a call whose result cannot be compared
 
 
 class CallReplay(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    seq: int
-    tool: ToolClass
+    seq: int  # 0 for an unreadable line (the note names its line number)
+    tool: ToolClass | None
     status: ReplayStatus
     differences: list[str] = []
     note: str = ""
@@ -45,11 +47,15 @@ class CallReplay(BaseModel):
 def replay_run(ws: WorkspacePaths, scratch: Path | None = None) -> list[CallReplay]:
     config = load_tool_config(ws.tools_config)
     estimator = load_estimator(config.reward, ws.control)
-    reader = TrajectoryReader(ws.trajectory)
+    run_id = load_run_info(ws).run_id if ws.run_info.exists() else None
+    reader = TrajectoryReader(ws.trajectory, run_id)
     results = []
     with tempfile.TemporaryDirectory(prefix="closer-replay-", dir=scratch) as tmp:
         for rec in reader:
             results.append(_replay_one(ws, config, estimator, rec, Path(tmp) / f"{rec.seq:04d}"))
+    # torn bytes are never dropped silently: each torn line is a call that cannot be compared
+    results += [CallReplay(seq=0, tool=None, status=ReplayStatus.UNREADABLE, note=bad.describe(ws.trajectory))
+                for bad in reader.bad_lines if bad.reason != "empty line"]
     return results
 
 

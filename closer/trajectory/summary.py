@@ -7,8 +7,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from closer.budget import BudgetOverride, ToolClass, resolve_budget
-from closer.tomlio import describe_validation_error
 from closer.errors import InputError
+from closer.inputs import load_json_model, validation_message
 from closer.metered.paths import CONTROL_DIR, WorkspacePaths
 from closer.trajectory.measures import SummaryParams, TrajectorySummary, Summarizer
 from closer.trajectory.reader import TrajectoryReader
@@ -27,10 +27,7 @@ def trajectory_files(path: Path) -> tuple[Path, Path | None]:
 
 
 def load_run_header(run_json: Path) -> RunInfo:
-    try:
-        return RunInfo.model_validate_json(run_json.read_text())
-    except ValidationError as exc:
-        raise InputError(f"{run_json}: {describe_validation_error(exc)}") from exc
+    return load_json_model(run_json, RunInfo, "run header")
 
 
 def resolve_params(run_json: Path | None, tier: str | None = None, wall_s: float | None = None,
@@ -50,6 +47,13 @@ def resolve_params(run_json: Path | None, tier: str | None = None, wall_s: float
                                   "window_cost_units": window_cost_units}.items() if v is not None}
     if explicit:
         source += " with " + ", ".join(f"{k}={v}" for k, v in explicit.items())
+    try:
+        return _params(budget, explicit, thresholds, source, full_gate_tools)
+    except ValidationError as exc:
+        raise InputError(f"summary parameters: {validation_message(exc)}") from None
+
+
+def _params(budget, explicit: dict, thresholds, source: str, full_gate_tools) -> SummaryParams:
     return SummaryParams(
         wall_s=explicit.get("wall_s", budget.wall_s),
         cost_units=explicit.get("cost_units", budget.cost_units),
@@ -59,8 +63,10 @@ def resolve_params(run_json: Path | None, tier: str | None = None, wall_s: float
     )
 
 
-def summarize_trajectory(trajectory: Path, params: SummaryParams) -> TrajectorySummary:
-    reader = TrajectoryReader(trajectory)
+def summarize_trajectory(trajectory: Path, params: SummaryParams,
+                         run_id: str | None = None) -> TrajectorySummary:
+    """`run_id`: the run's id (from run.json); every record must carry it."""
+    reader = TrajectoryReader(trajectory, run_id)
     acc = Summarizer(params)
     for rec in reader:
         acc.add(rec)

@@ -1,0 +1,101 @@
+"""`closer task run` never loses or overwrites a record, and leaves no process behind: two runs
+into one --out (in parallel) give one record and one clear refusal; SIGKILL of a run mid-way
+leaves no process of it, a progress marker saying where it stopped, and a rerun refuses instead
+of deleting it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from closer.tasks.generate import generate_suite
+from closer.tasks.models import TaskKind
+from closer.tasks.paths import SuitePaths
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def task(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("suite")
+    generate_suite("gcd", out, kinds=[TaskKind.A], budgets=["low"])
+    return SuitePaths(out).task("gcd-A-low").root
+
+
+def _closer(*args: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "closer", *args], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_parallel_runs_into_one_out_never_lose_a_record(task: Path, tmp_path: Path):
+    runs = tmp_path / "runs"
+    agent = ["--agent", "sh -c 'test -d {workspace} && sleep 2'", "--label", "idle"]  # a command agent: stops on its own, edits nothing
+    procs = [_closer("task", "run", str(task), *agent, "--out", str(runs)) for _ in range(2)]
+    results = [(p.wait(timeout=900), *p.communicate()) for p in procs]
+    codes = sorted(code for code, _, _ in results)
+    assert codes == [0, 2], results
+    refused = next(err for code, _, err in results if code == 2)
+    assert "never overwritten" in refused and "Traceback" not in refused and len(refused.strip().splitlines()) == 1
+    records = list(runs.rglob("record.json"))
+    assert len(records) == 1 and json.loads(records[0].read_text())["run_state"] == "success"
+    assert json.loads((records[0].parent / "progress.json").read_text())["phase"] == "recorded"
+
+
+def _tree(pid: int) -> list[psutil.Process]:
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _progress(runs: Path) -> str:
+    found = list(runs.rglob("progress.json"))
+    return found[0].read_text() if found else ""
+
+
+def test_sigkill_of_task_run_leaves_no_process_and_a_marker(task: Path, tmp_path: Path):
+    runs = tmp_path / "runs"
+    agent = "sh -c 'cd {workspace} && while true; do closer-tool sim; done'"  # metered calls running when the kill lands
+    run = _closer("task", "run", str(task), "--agent", agent, "--label", "looper", "--out", str(runs))
+    deadline = time.monotonic() + 300
+    seen: dict[int, psutil.Process] = {}
+    while time.monotonic() < deadline:
+        for p in _tree(run.pid):
+            seen.setdefault(p.pid, p)
+        names = {p.name() for p in _tree(run.pid) if p.is_running()}
+        if ("vvp" in names or "iverilog" in names) and '"agent_running"' in _progress(runs):
+            break
+        assert run.poll() is None, run.communicate()
+        time.sleep(0.1)
+    else:
+        pytest.fail("no simulation started within 300 s")
+    for p in _tree(run.pid):
+        seen.setdefault(p.pid, p)
+    os.kill(run.pid, signal.SIGKILL)
+    run.wait()
+    end = time.monotonic() + 15
+    alive = list(seen.values())
+    while alive and time.monotonic() < end:
+        alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        time.sleep(0.1)
+    left = [f"{p.pid} {p.name()}" for p in alive]
+    for p in alive:
+        p.kill()
+    assert not left, f"left running after SIGKILL of closer task run: {left}"
+
+    trial = runs / "gcd-A-low" / "looper" / "trial-1"
+    progress = json.loads((trial / "progress.json").read_text())
+    assert progress["phase"] == "agent_running" and not (trial / "record.json").exists()
+    again = _closer("task", "run", str(task), "--agent", agent, "--label", "looper", "--out", str(runs))
+    _, err = again.communicate(timeout=120)
+    assert again.returncode == 2 and "agent_running" in err and "Traceback" not in err
+    assert (trial / "progress.json").exists() and (trial / "run").is_dir()  # nothing deleted

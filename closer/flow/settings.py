@@ -44,7 +44,8 @@ class SynthSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     synth_strategy: SynthStrategy = Field(
-        SynthStrategy.AREA, description="ABC mapping script: `area` (Yosys's delay-targeted "
+        SynthStrategy.AREA, strict=False,  # a TOML string names the member, also in strict models
+        description="ABC mapping script: `area` (Yosys's delay-targeted "
         "`&nf` with area recovery) or `delay` (ORFS's abc_speed restructuring loop, more area)")
     synth_buffering: bool = Field(
         True, description="ABC `buffer -N max_fanout -p`: fanout trees on every net with more "

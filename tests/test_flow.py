@@ -238,8 +238,10 @@ def test_cli_lint_only_and_bad_step(tmp_path: Path, pdk_paths):
     runner = CliRunner()
     out = runner.invoke(flow_group, ["run", "gcd", "--to", "lint", "--out", str(tmp_path)])
     assert out.exit_code == 0, out.output
-    assert out.output.splitlines()[1].startswith("lint ")
-    assert "backend classic" in out.output
+    assert out.stdout.splitlines()[1].startswith("lint ")  # progress lines go to stderr
+    assert "backend classic" in out.stdout
+    assert out.stdout.splitlines()[-1] == "sign-off: not reached (the run stopped before pnr)"
+    assert "flow: lint" in out.stderr
     out = runner.invoke(flow_group, ["run", "gcd", "--to", "place", "--out", str(tmp_path)])
     assert isinstance(out.exception, InputError) and "unknown step" in str(out.exception)
 

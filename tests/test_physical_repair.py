@@ -6,6 +6,7 @@ below (the dont-use list agrees with the pin-access analysis of the cell GDS).""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -122,13 +123,21 @@ def test_unrouted_nets_count_more_than_violations(tmp_path: Path):
 
 # --- the dont-use list against the real cell GDS ------------------------------------------------
 
-def _router_section() -> list[str]:
+def _dont_use_section(start: str, end: str | None = None) -> list[str]:
     from closer.flow.platform import platform_dir
 
     text = (platform_dir("sky130hd") / "dont_use.txt").read_text()
-    section = text[text.index("# cells with a signal pin"):]
+    section = text[text.index(start):]
+    section = section[:section.index(end)] if end else section
     lines = (line.split("#", 1)[0].strip() for line in section.splitlines())
     return [line for line in lines if line]
+
+
+NO_ACCESS, MET1_UNVALIDATED = "# cells with a signal pin", "# reached on a met1 pin port"
+
+
+def _router_section() -> list[str]:
+    return _dont_use_section(NO_ACCESS, MET1_UNVALIDATED)
 
 
 def test_listed_cells_are_exactly_inaccessible(pdk_paths):
@@ -143,8 +152,32 @@ def test_listed_cells_are_exactly_inaccessible(pdk_paths):
     found = inaccessible_masters(macros, pdk_paths.gds, listed)
     assert sorted(found) == sorted(listed)
     kept = ["sky130_fd_sc_hd__dfxtp_1", "sky130_fd_sc_hd__nand2_1", "sky130_fd_sc_hd__a221oi_1",
-            "sky130_fd_sc_hd__mux2_1", "sky130_fd_sc_hd__inv_2", "sky130_fd_sc_hd__xor2_1"]
+            "sky130_fd_sc_hd__mux2_1", "sky130_fd_sc_hd__inv_2", "sky130_fd_sc_hd__xor2_1",
+            # async set/reset flops: RESET_B/SET_B have no li1 access point but a met1 port
+            "sky130_fd_sc_hd__dfrtp_1", "sky130_fd_sc_hd__dfstp_1", "sky130_fd_sc_hd__dfbbp_1",
+            "sky130_fd_sc_hd__dfrbp_1", "sky130_fd_sc_hd__dfsbp_1", "sky130_fd_sc_hd__dfrtn_1"]
     assert inaccessible_masters(macros, pdk_paths.gds, kept) == {}
+
+
+def test_met1_port_pins_are_given_to_the_router_as_met1(pdk_paths, tmp_path: Path):
+    """Two-way: dfrtp_1's RESET_B has no li1 access point (so the analysis alone would ban the
+    cell), but a met1 port; the router's LEF gives qrouter exactly that met1 and no li1. The
+    cells kept out for being unvalidated through the flow all have such a pin."""
+    from closer.physical.lef import read_macros
+    from closer.physical.pinaccess import access_table, has_met1_port, write_router_lef
+
+    macros = read_macros(pdk_paths.cell_lef)
+    name = "sky130_fd_sc_hd__dfrtp_1"
+    table = access_table(macros, {name}, pdk_paths.gds)
+    assert table[name]["RESET_B"] is None and has_met1_port(macros[name].pins["RESET_B"])
+    text = write_router_lef(macros, table, tmp_path / "cells.lef").read_text()
+    pin = text[text.index("  PIN RESET_B"):text.index("  END RESET_B")]
+    layers = set(re.findall(r"LAYER (\S+) ;", pin))
+    assert layers == {"met1"}
+    met1 = [r for layer, r in macros[name].pins["RESET_B"].rects if layer == "met1"]
+    assert pin.count(" RECT ") == len(met1)
+    for cell in _dont_use_section(MET1_UNVALIDATED):
+        assert any(has_met1_port(p) for p in macros[cell].signal_pins()), cell
 
 
 # --- same-net notch fill (real KLayout on small layouts) ---------------------------------------

@@ -169,10 +169,20 @@ def test_closure_step_reads_the_pnr_result() -> None:
     unrouted = _pnr_metrics(closer__route__unrouted_nets=3)
     assert closure_step(Settings(0.30, 5, 0), unrouted) == Settings(0.225, 15, 16)
     drv = _pnr_metrics(**{"finish__timing__drv__max_cap__corner__ss_100C_1v60": 4})
-    assert failing_gates(drv) == ["sta"] and closure_step(start, drv) == Settings(0.42, 15, 8)
+    # max-slew/max-cap: buffering and sizing on, then a smaller max fanout, then a denser core
+    off = Settings(0.30, 15, 8, synth_buffering=False, synth_sizing=False)
+    assert failing_gates(drv) == ["sta"] and closure_step(off, drv) == Settings(0.30, 15, 8)
+    assert closure_step(start, drv) == Settings(0.30, 15, 8, max_fanout=5)
+    assert closure_step(Settings(0.30, 15, 8, max_fanout=3), drv) == Settings(0.42, 15, 8, max_fanout=3)
     both = drv | {"closer__signoff__lvs_errors": 1}
-    assert closure_step(start, both) == Settings(0.42, 15, 16)
-    assert closure_step(Settings(0.6, 15, 8), drv) is None  # as dense as it goes
+    assert closure_step(start, both) == Settings(0.30, 15, 16, max_fanout=5)
+    assert closure_step(Settings(0.6, 15, 8, max_fanout=3), drv) is None  # as dense as it goes
+    # setup is scored, not a gate: sizing, then a larger delay margin, then the delay strategy
+    slow = _pnr_metrics(**{"finish__timing__setup__ws__corner__ss_100C_1v60": -0.2})
+    assert failing_gates(slow) == [] and closure_step(start, slow) == Settings(0.30, 15, 8, synth_delay_margin=0.4)
+    assert closure_step(Settings(0.30, 15, 8, synth_sizing=False), slow) == start
+    assert closure_step(Settings(0.30, 15, 8, synth_delay_margin=0.6), slow) == \
+        Settings(0.30, 15, 8, synth_delay_margin=0.6, synth_strategy="delay")
     hold = _pnr_metrics(**{"finish__timing__hold__ws__corner__ff_n40C_1v95": -0.1})
     assert failing_gates(hold) == ["sta"] and closure_step(start, hold) is None
     assert closure_step(start, {}) is None  # the call produced no result

@@ -29,6 +29,7 @@ from pathlib import Path
 from dataclasses import dataclass, replace
 
 import click
+import tomli_w
 
 REFUSED = (10, 11)
 
@@ -89,19 +90,40 @@ def _last_metrics(ws: Path, tool: str = "synth") -> dict:
 
 @dataclass(frozen=True)
 class Settings:
+    """The settings the closure loop moves: floorplan, routing and synthesis (flow/settings.toml
+    keys of closer.flow.settings.SynthSettings; defaults as declared there)."""
+
     core_utilization: float
     router_passes: int
     repair_rounds: int
+    synth_buffering: bool = True
+    synth_sizing: bool = True
+    max_fanout: int = 7
+    synth_delay_margin: float = 0.3
+    synth_strategy: str = "area"
 
     def write(self, ws: Path) -> None:
         floorplan, flow = ws / "floorplan" / "floorplan.toml", ws / "flow" / "settings.toml"
         _set_toml_number(floorplan, "core_utilization", self.core_utilization)
-        _set_toml_number(flow, "router_passes", self.router_passes)
-        _set_toml_number(flow, "repair_rounds", self.repair_rounds)
+        for key in ("router_passes", "repair_rounds", *SYNTH_KEYS):
+            _set_toml_value(flow, key, getattr(self, key))
 
 
+SYNTH_KEYS = ("synth_buffering", "synth_sizing", "max_fanout", "synth_delay_margin", "synth_strategy")
 MIN_UTILIZATION, MAX_UTILIZATION = 0.12, 0.6
+MIN_FANOUT, MAX_MARGIN = 3, 0.6
 RTL_GATES = ("func", "lec", "gls")  # failures no physical setting can fix
+
+
+def _set_toml_value(path: Path, key: str, value: bool | int | float | str) -> None:
+    """`key = value` in a flat TOML file: the line replaced where the key is, else appended."""
+    literal = tomli_w.dumps({key: value}).strip()
+    text = path.read_text()
+    pattern = rf"(?m)^{re.escape(key)}\s*=.*$"
+    if re.search(pattern, text):
+        path.write_text(re.sub(pattern, lambda _m: literal, text, count=1))
+    else:
+        path.write_text(text + ("" if text.endswith("\n") or not text else "\n") + literal + "\n")
 
 
 def read_settings(ws: Path) -> Settings:
@@ -109,7 +131,9 @@ def read_settings(ws: Path) -> Settings:
 
     fp = tomllib.loads((ws / "floorplan" / "floorplan.toml").read_text())
     fl = tomllib.loads((ws / "flow" / "settings.toml").read_text())
-    return Settings(fp.get("core_utilization", 0.30), fl.get("router_passes", 15), fl.get("repair_rounds", 8))
+    synth = {k: fl[k] for k in SYNTH_KEYS if k in fl}
+    return Settings(fp.get("core_utilization", 0.30), fl.get("router_passes", 15), fl.get("repair_rounds", 8),
+                    **synth)
 
 
 def failing_gates(metrics: dict) -> list[str]:
@@ -130,29 +154,57 @@ def failing_gates(metrics: dict) -> list[str]:
         out.append("drc")
     if nonzero("closer__signoff__lvs_errors"):
         out.append("lvs")
-    hold = [k for k, v in metrics.items() if k.startswith("finish__timing__hold__ws") and v is not None and v < 0]
-    if _drv_violations(metrics) or hold:
-        out.append("sta")
+    if _drv_violations(metrics) or _negative(metrics, "finish__timing__hold__ws"):
+        out.append("sta")  # setup is not a gate: the reward scores it
     return out
 
 
 def closure_step(current: Settings, metrics: dict) -> Settings | None:
-    """The next settings to try after a pnr result, or None when no setting can help."""
+    """The next settings to try after a pnr result, or None when no setting can help.
+
+    max-slew/max-cap: buffering and sizing on, then a smaller max fanout, then a denser core
+    (shorter wires); setup: sizing on, then a larger delay margin for ABC, then the delay
+    strategy (also on a feasible result: setup is scored); a dirty layout: a sparser core and
+    more repair rounds; hold: nothing (no hold repair in the flow)."""
     failing = failing_gates(metrics)
-    if not metrics or not failing or any(g in RTL_GATES for g in failing):
+    if not metrics or not (failing or _setup_violated(metrics)) or any(g in RTL_GATES for g in failing):
         return None
     dirty = bool({"route", "drc", "lvs"} & set(failing))
-    repair = min(64, max(current.repair_rounds, 8) * 2) if dirty else current.repair_rounds
+    nxt = replace(current, router_passes=15,
+                  repair_rounds=min(64, max(current.repair_rounds, 8) * 2) if dirty else current.repair_rounds)
     if _drv_violations(metrics):
-        # max-slew/max-cap without buffering or sizing in the flow: a denser core shortens the
-        # wires (less load on the weak drivers); a dirty layout also gets more repair
-        util = round(min(MAX_UTILIZATION, current.core_utilization * 1.4), 3)
+        nxt = _fix_drv(nxt)
+    elif _setup_violated(metrics):
+        nxt = _fix_setup(nxt)
     elif dirty:
-        util = round(max(MIN_UTILIZATION, current.core_utilization * 0.75), 3)  # more room to route
+        nxt = replace(nxt, core_utilization=round(max(MIN_UTILIZATION, current.core_utilization * 0.75), 3))
     else:
         return None  # hold: the flow has no hold fixing
-    nxt = Settings(util, 15, repair)
     return None if nxt == current else nxt
+
+
+def _fix_drv(s: Settings) -> Settings:
+    if not (s.synth_buffering and s.synth_sizing):
+        return replace(s, synth_buffering=True, synth_sizing=True)
+    if s.max_fanout > MIN_FANOUT:
+        return replace(s, max_fanout=max(MIN_FANOUT, s.max_fanout - 2))
+    return replace(s, core_utilization=round(min(MAX_UTILIZATION, s.core_utilization * 1.4), 3))
+
+
+def _fix_setup(s: Settings) -> Settings:
+    if not s.synth_sizing:
+        return replace(s, synth_sizing=True)
+    if s.synth_delay_margin < MAX_MARGIN:
+        return replace(s, synth_delay_margin=round(min(MAX_MARGIN, s.synth_delay_margin + 0.1), 3))
+    return replace(s, synth_strategy="delay")
+
+
+def _negative(metrics: dict, base: str) -> bool:
+    return any(v is not None and v < 0 for k, v in metrics.items() if k.startswith(base))
+
+
+def _setup_violated(metrics: dict) -> bool:
+    return _negative(metrics, "finish__timing__setup__ws")
 
 
 def _drv_violations(metrics: dict) -> bool:
@@ -178,7 +230,7 @@ def closure_sweep(ws: Path, max_calls: int) -> None:
         if best is None or key > best[0]:
             best = (key, settings)
         click.echo(f"sweep: {settings}: feasible {key[0]}, estimate {key[1]:.4g}, failing {failing_gates(metrics)}")
-        if key[0]:
+        if key[0] and not _setup_violated(metrics):
             break
         nxt = closure_step(settings, metrics)
         if nxt is None:

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from closer.errors import InputError
+from closer.flow.settings import SynthSettings
 from closer.paths import repo_paths
 from closer.tomlio import describe_validation_error, load_toml
 from closer.sdc.policy import SdcException, SdcPolicy
@@ -79,8 +80,9 @@ class Targets(BaseModel):
     file: Path = Field(Path("targets.toml"), description="Reward targets, relative to the folder")
 
 
-class Physical(BaseModel):
-    """[physical]: the back half's floorplan knobs (closer.physical.FloorplanConfig)."""
+class Physical(SynthSettings):
+    """[physical]: the flow settings: synthesis (closer.flow.settings.SynthSettings, inherited)
+    and the back half's floorplan and routing knobs (closer.physical.FloorplanConfig, ...)."""
 
     model_config = _STRICT
     core_utilization: float = Field(0.30, ge=0.05, le=0.9, description="cell area / core area")

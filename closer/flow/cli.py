@@ -26,18 +26,27 @@ def flow_group() -> None:
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Run directory (default runs/DESIGN/CONFIG in the checkout).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run record as JSON.")
+@click.option("--strict", is_flag=True,
+              help="Exit 1 when sign-off fails (or the run stops before pnr): route, DRC, LVS, "
+                   "setup/hold/slew/cap at every corner, LEC when run.")
 def run_command(design: str, config: str, to: str | None, backend: str, out: Path | None,
-                as_json: bool) -> None:
-    """Run DESIGN through the flow up to --to; writes metrics/ and metadata.json."""
+                as_json: bool, strict: bool) -> int:
+    """Run DESIGN through the flow up to --to; writes metrics/ and metadata.json. Progress goes to
+    stderr (a live line on a terminal, a line per step otherwise; none with --json); the last
+    line is the sign-off verdict."""
     from closer.flow.runner import run_flow
+    from closer.flow.verdict import verdict
 
-    with _Progress(enabled=sys.stderr.isatty() and not as_json) as progress:
+    mode = "status" if sys.stderr.isatty() else "lines"
+    with _Progress(mode=None if as_json else mode) as progress:
         result = run_flow(design, config=config, to=to, backend=backend, out=out,
                           progress=progress.update if progress.enabled else None)
+    signoff = verdict(json.loads(Path(result.metadata).read_text()))
     if as_json:
         from dataclasses import asdict
-        click.echo(json.dumps(asdict(result), indent=1))
-        return
+        click.echo(json.dumps(asdict(result) | {"signoff": {"passed": signoff.passed, "line": signoff.line()}},
+                              indent=1))
+        return 1 if strict and not signoff.passed else 0
     click.echo(f"{'step':<10} {'state':<7} {'task time':>10} {'peak mem':>9}  tool")
     for step in result.steps:
         state = "reused" if step.reused else "ran"
@@ -48,17 +57,22 @@ def run_command(design: str, config: str, to: str | None, backend: str, out: Pat
         click.echo(f"{step.name:<10} {state:<7} {wall:>10} {mem:>9}  {step.tool} "
                    f"{step.tool_version}")
     click.echo(f"backend {result.backend}; total {result.wall_s:.2f} s; metadata {result.metadata}")
+    click.echo(signoff.line())
+    return 1 if strict and not signoff.passed else 0
 
 
 class _Progress:
-    """A one-line live status on a terminal (current step, elapsed); silent otherwise."""
+    """Progress on stderr: mode `status` a one-line live status (terminal), `lines` one line each
+    time the running step (or physical step inside pnr) changes, None nothing."""
 
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
+    def __init__(self, mode: str | None) -> None:
+        self.mode = mode
+        self.enabled = mode is not None
         self._status = None
+        self._last: str | None = None
 
     def __enter__(self) -> "_Progress":
-        if self.enabled:
+        if self.mode == "status":
             from rich.console import Console
             self._status = Console(stderr=True).status("flow: starting")
             self._status.start()
@@ -67,6 +81,9 @@ class _Progress:
     def update(self, step: str, elapsed_s: float) -> None:
         if self._status is not None:
             self._status.update(f"flow: {step} ({elapsed_s:.1f} s)")
+        elif self.mode == "lines" and step != self._last:
+            self._last = step
+            click.echo(f"flow: {step} (at {elapsed_s:.1f} s)", err=True)
 
     def __exit__(self, *exc) -> None:
         if self._status is not None:

@@ -119,7 +119,8 @@ class PnrTask(ASICTask):
         Path(PNR_JSON).parent.mkdir(parents=True, exist_ok=True)
         Path(PNR_JSON).write_text(json.dumps(signoff_metrics(result.metrics), indent=1,
                                              sort_keys=True, default=str) + "\n")
-        shutil.copyfile(f"inputs/{top}.vg", f"outputs/{top}.vg")
+        # the layout's netlist: the input with the clock tree's buffers (closer.physical.cts)
+        shutil.copyfile(result.netlist or f"inputs/{top}.vg", f"outputs/{top}.vg")
         shutil.copyfile(result.gds, f"outputs/{top}.gds")
         shutil.copyfile(result.def_, f"outputs/{top}.def")
         print(f"pnr: unrouted {result.metrics.get('closer__route__unrouted_nets')}, DRC "

@@ -98,11 +98,12 @@ def redirect_console_log(project, stream) -> None:
 def _configure(project, step_name: str, design: Design, platform: Platform) -> None:
     """Task settings live in the project's schema: find the node's task there and set them."""
     if step_name == "synth":
-        from siliconcompiler.tools.yosys.syn_asic import ASICSynthesis
+        from closer.flow.synth_task import CloserSynthesis
 
-        task = ASICSynthesis.find_task(project)
+        task = CloserSynthesis.find_task(project)
         task.add_yosys_synthesiscorner(platform.synthesis.corner, step=step_name, index="0",
                                        clobber=True)
+        task.set_synth(design.physical, platform.synthesis.abc_load_ff, step=step_name, index="0")
         if any(Path(s).suffix in (".sv", ".svh") for s in design.sources.rtl):
             task.set_yosys_useslang(True, step=step_name, index="0")  # needs Yosys's slang plugin
     if step_name == "pnr":

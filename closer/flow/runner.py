@@ -222,7 +222,24 @@ class _ProgressWatcher:
             current = next((s.name for s in self.steps
                             if not _finished_now(self.flow_paths, s.name, self.top, self.before)
                             and self.flow_paths.node_dir(s.name).exists()), None)
+            if current == "pnr":
+                current = f"pnr: {physical_step(self.flow_paths)}"
             self.progress(current or "checking", time.monotonic() - self._start)
+
+
+def physical_step(flow_paths: FlowPaths) -> str:
+    """The closer.physical step running in the pnr node: the one after the last that
+    `phys/steps.json` lists as done (its first step while the file is absent or being written)."""
+    from closer.physical.flow import STEPS as PHYS_STEPS
+
+    steps_json = flow_paths.node_dir("pnr") / "phys" / "steps.json"
+    try:
+        done = json.loads(steps_json.read_text()) if steps_json.is_file() else []
+    except (OSError, ValueError):
+        done = []
+    ids = [s.id for s in PHYS_STEPS]
+    finished = {entry.get("step") for entry in done if isinstance(entry, dict)}
+    return next((i for i in ids if i not in finished), ids[-1])
 
 
 def _failure(flow_paths, steps, top, before, exc: Exception) -> ToolError:

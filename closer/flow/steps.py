@@ -42,8 +42,8 @@ def _elaborate():
 
 
 def _synth():
-    from siliconcompiler.tools.yosys.syn_asic import ASICSynthesis
-    return ASICSynthesis()
+    from closer.flow.synth_task import CloserSynthesis
+    return CloserSynthesis()
 
 
 def _sta_classic():
@@ -54,7 +54,7 @@ def _sta_classic():
 FRONT_STEPS: list[Step] = [
     Step("lint", "verilator", "Verilator --lint-only on the RTL", _lint),
     Step("elaborate", "pyslang", "slang elaboration to one Verilog file (SystemVerilog in)", _elaborate),
-    Step("synth", "yosys", "SiliconCompiler ASIC synthesis with Yosys on the slow corner", _synth),
+    Step("synth", "yosys", "SiliconCompiler ASIC synthesis with Yosys on the slow corner, ABC script from the flow settings", _synth),
     Step("sta", "sta", "OpenSTA setup (ss, tt), hold (ff, tt) and power (tt)", _sta_classic),
 ]
 

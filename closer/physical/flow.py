@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from closer.errors import InputError
 from closer.pdk import ALL_CORNERS, CORNERS, PdkPaths, pdk
-from closer.physical import cleanup, defio, drc, gds, lvs, netlist as netlist_mod, parasitics, pinaccess, place, repair, route, sta
+from closer.physical import cleanup, cts, defio, drc, gds, lvs, netlist as netlist_mod, parasitics, pinaccess, place, repair, route, sta
 from closer.physical.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
 from closer.physical.lef import Macro, Tech, read_macros, read_tech
 from closer.physical.netlist import Netlist
@@ -36,6 +36,7 @@ class PhysicalConfig:
     place: place.PlaceConfig = field(default_factory=place.PlaceConfig)
     route: route.RouteConfig = field(default_factory=route.RouteConfig)
     repair: repair.RepairConfig = field(default_factory=repair.RepairConfig)
+    cts: cts.CtsConfig = field(default_factory=cts.CtsConfig)
     pin_access: str = "hybrid"   # "lef" | "hybrid" | "pads" (see pinaccess)
     corners: tuple[str, ...] = CORNERS
     signoff_corner: str = "tt_025C_1v80"  # the corner of the finish__* timing and power keys
@@ -165,6 +166,29 @@ class Place(Step):
         place.place(ctx.netlist, ctx.macros, ctx.layout, ctx.config.place)
         return {"closer__place__hpwl": round(place.hpwl(ctx.netlist, ctx.layout), 1),
                 "closer__place__io_pins": len(ctx.layout.io_pins)}
+
+
+class ClockTree(Step):
+    """Clock buffers by placement clusters (closer.physical.cts); the netlist STA reads becomes
+    `<top>_cts.v` when a tree was built."""
+
+    id = "ClockTree"
+    inputs = ("netlist", "layout")
+
+    def run(self, ctx):
+        ports = cts.clock_ports(ctx.sdc.read_text()) if ctx.sdc else [ctx.config.clock_port]
+        trees = [cts.build_tree(ctx.netlist, ctx.layout, ctx.macros, port, ctx.config.cts)
+                 for port in ports if port in ctx.netlist.nets]
+        buffers = [b for t in trees for b in t.buffers]
+        if buffers:
+            out = ctx.paths.root / f"{ctx.top}_cts.v"
+            for tree in trees:
+                source, ctx.netlist_v = ctx.netlist_v, out
+                cts.write_verilog(source, out.with_suffix(".tmp.v"), ctx.netlist, tree)
+                out.with_suffix(".tmp.v").replace(out)
+        return {"closer__cts__clock_nets": len(trees), "closer__cts__sinks": sum(t.sinks for t in trees),
+                "closer__cts__buffers": len(buffers), "closer__cts__levels": max((t.levels for t in trees), default=0),
+                "closer__cts__max_fanout": max((len(b.sinks) for b in buffers), default=0)}
 
 
 class Fill(Step):
@@ -355,7 +379,7 @@ class Sta(Step):
             for use in (None, spef):
                 r = sta.run_sta(corner, ctx.pdk.liberty(corner), ctx.netlist_v, ctx.top, ctx.sdc, use,
                                 ctx.paths.sta_dir, ctx.config.clock_port, ctx.config.clock_period_ns,
-                                ctx.config.sdc_policy)
+                                ctx.config.sdc_policy, propagated_clock=bool(ctx.metrics.get("closer__cts__buffers")))
                 ctx.sta_results.append(r)
                 tag = "spef" if use else "nospef"
                 out[f"closer__timing__setup__ws__{corner}__{tag}"] = r.setup_ws_ns
@@ -371,6 +395,9 @@ class Sta(Step):
                 out[f"finish__timing__drv__max_slew__corner__{corner}"] = r.max_slew_violations
                 out[f"finish__timing__drv__max_cap__corner__{corner}"] = r.max_cap_violations
                 spef_warnings = max(spef_warnings, r.spef_warnings)
+                if r.clock_skew_ns is not None:  # a clock tree was built: its skew and insertion delay
+                    out[f"closer__cts__skew__{corner}"] = r.clock_skew_ns
+                    out[f"closer__cts__insertion_delay__{corner}"] = r.clock_latency_ns
                 if corner == ctx.config.signoff_corner:
                     out["finish__timing__setup__ws"] = r.setup_ws_ns
                     out["finish__timing__hold__ws"] = r.hold_ws_ns
@@ -403,7 +430,7 @@ class Metrics(Step):
         return m
 
 
-STEPS: tuple[type[Step], ...] = (ReadNetlist, Floorplan, Place, Fill, WriteDef, PinAccess, Route, Gds, Drc,
+STEPS: tuple[type[Step], ...] = (ReadNetlist, Floorplan, Place, ClockTree, Fill, WriteDef, PinAccess, Route, Gds, Drc,
                                  Lvs, Repair, Cleanup, Sta, Metrics)
 
 
@@ -415,6 +442,7 @@ class PhysicalResult:
     spef: Path | None
     metadata: Path
     steps: list[dict]
+    netlist: Path | None = None  # the netlist of the layout (the input with the clock buffers)
 
     @property
     def signoff_clean(self) -> bool:
@@ -460,7 +488,7 @@ def run_physical(netlist_v: Path, top: str, sdc: Path | None, out_dir: Path,
             break
     meta = _merge_metadata(ctx)
     return PhysicalResult(ctx.metrics, ctx.paths.gds, ctx.paths.final_def,
-                          ctx.paths.spef if ctx.paths.spef.is_file() else None, meta, ctx.steps)
+                          ctx.paths.spef if ctx.paths.spef.is_file() else None, meta, ctx.steps, ctx.netlist_v)
 
 
 def _merge_metadata(ctx: Context) -> Path:

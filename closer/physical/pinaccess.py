@@ -133,6 +133,12 @@ def access_points(macro: Macro, gds_path: Path) -> dict[str, AccessPoint | None]
     return chosen
 
 
+def has_met1_port(pin) -> bool:
+    """The pin has a met1 port (the async set/reset flops' SET_B/RESET_B bar, dlclkp CLK, fa A/B,
+    ...): the router connects to that met1 directly, and its li1 is the cell's own business."""
+    return any(layer == "met1" for layer, _ in pin.rects)
+
+
 def _compatible(a: AccessPoint, b: AccessPoint) -> bool:
     pa, pb = a.pad(), b.pad()
     gap_x = max(pb[0] - pa[2], pa[0] - pb[2])
@@ -204,6 +210,13 @@ def write_router_lef(macros: dict[str, Macro], table: dict[str, dict[str, Access
                 x1, y1, x2, y2 = ap.pad()
                 out += ["      LAYER met1 ;", f"        RECT {x1/1000:.3f} {y1/1000:.3f} {x2/1000:.3f} {y2/1000:.3f} ;"]
                 extra_obs += [(layer, r) for layer, r in pin.rects if layer == "li1"]
+            elif mode != "lef" and has_met1_port(pin):
+                # only the met1 port is the pin: qrouter lands on it with met1 or an M1M2 via,
+                # never with its own L1M1 via in the pin's (narrow, met1-covered) li1
+                out.append("      LAYER met1 ;")
+                out += [f"        RECT {r[0]:.3f} {r[1]:.3f} {r[2]:.3f} {r[3]:.3f} ;"
+                        for layer, r in pin.rects if layer == "met1"]
+                extra_obs += [(layer, r) for layer, r in pin.rects if layer == "li1"]
             else:
                 for layer, r in pin.rects:
                     out += [f"      LAYER {layer} ;", f"        RECT {r[0]:.3f} {r[1]:.3f} {r[2]:.3f} {r[3]:.3f} ;"]
@@ -224,13 +237,15 @@ SKIP_MASTERS = ("fill", "tap", "decap", "diode", "conb")  # no signal pins the r
 
 
 def inaccessible_masters(macros: dict[str, Macro], gds_path: Path, names: list[str] | None = None) -> dict[str, list[str]]:
-    """Core cells with a signal pin that has no legal access point: master -> those pins."""
+    """Core cells with a signal pin that has no legal access point: master -> those pins. A pin
+    without an li1 access point but with a met1 port is reached on that met1 (write_router_lef)."""
     out = {}
     for name in sorted(names if names is not None else macros):
         macro = macros[name]
         if macro.cls != "CORE" or any(k in name for k in SKIP_MASTERS):
             continue
-        none = sorted(pin for pin, ap in access_points(macro, gds_path).items() if ap is None)
+        none = sorted(pin for pin, ap in access_points(macro, gds_path).items()
+                      if ap is None and not has_met1_port(macro.pins[pin]))
         if none:
             out[name] = none
     return out

@@ -39,6 +39,8 @@ class StaResult:
     max_cap_violations: int = 0
     max_cap_violators: list[str] = field(default_factory=list)  # driver pins over their limit
     spef_warnings: int = 0      # lines OpenSTA warned about while reading the SPEF
+    clock_skew_ns: float | None = None       # report_clock_skew (propagated clocks only)
+    clock_latency_ns: float | None = None    # the larger latency of that worst pair
 
 
 _NUM = r"(-?[0-9.]+(?:e[-+]?\d+)?)"
@@ -81,14 +83,35 @@ class StaReports:
                      for part in ("setup", "hold", "power", "slew", "drivers", "done")))
 
 
+def skew_report(reports: StaReports) -> Path:
+    return reports.done.with_name(reports.done.name.replace(".done.", ".skew."))
+
+
+def clock_skew(report: str) -> tuple[float | None, float | None]:
+    """(skew, larger latency) in ns of OpenSTA 2.0.17's `report_clock_skew`: a `Latency CRPR Skew`
+    table of the worst pair, the source pin's latency on one line, the target's latency, CRPR
+    and skew on the last; (None, None) when nothing was reported."""
+    rows = [[float(v) for v in line.split()] for line in report.splitlines()
+            if re.fullmatch(r"\s*" + _NUM + r"(\s+" + _NUM + r")*\s*", line)]
+    if not rows or len(rows[-1]) != 3:
+        return None, None
+    latencies = [r[0] for r in rows]
+    return rows[-1][2], max(latencies)
+
+
 def sta_script(liberty: Path, netlist_v: Path, top: str, sdc: Path | None, spef: Path | None,
-               clock_port: str | None, period_ns: float | None, reports: StaReports) -> str:
-    """`sdc` must be a canonical SDC (closer.sdc.write_canonical); run_sta makes sure it is."""
+               clock_port: str | None, period_ns: float | None, reports: StaReports,
+               propagated_clock: bool = False) -> str:
+    """`sdc` must be a canonical SDC (closer.sdc.write_canonical); run_sta makes sure it is.
+    `propagated_clock`: the clocks arrive through their (built) clock tree, not ideally."""
     lines = [f"read_liberty {{{liberty}}}", f"read_verilog {{{netlist_v}}}", f"link_design {top}"]
     if sdc is not None:
         lines.append(f"read_sdc {{{sdc}}}")
     elif clock_port and period_ns:
         lines.append(f"create_clock -name clk -period {period_ns} [get_ports {clock_port}]")
+    if propagated_clock:
+        lines.append("set_propagated_clock [all_clocks]")
+        lines.append(f"report_clock_skew -digits 4 > {{{skew_report(reports)}}}")
     if spef is not None:
         lines.append(f"read_spef {{{spef}}}")
     lines += [
@@ -109,7 +132,7 @@ def sta_script(liberty: Path, netlist_v: Path, top: str, sdc: Path | None, spef:
 
 def run_sta(corner: str, liberty: Path, netlist_v: Path, top: str, sdc: Path | None, spef: Path | None,
             work: Path, clock_port: str | None = None, period_ns: float | None = None,
-            sdc_policy: SdcPolicy = SdcPolicy()) -> StaResult:
+            sdc_policy: SdcPolicy = SdcPolicy(), propagated_clock: bool = False) -> StaResult:
     """OpenSTA at one corner. `sdc` is read as data (closer.sdc) and OpenSTA gets its canonical
     text; the results come from the report files, not the log (raises ToolError, SdcError)."""
     tag = f"{corner}_{'spef' if spef else 'nospef'}"
@@ -121,7 +144,8 @@ def run_sta(corner: str, liberty: Path, netlist_v: Path, top: str, sdc: Path | N
         canonical = work / f"sta_{tag}.sdc"
         write_canonical(Path(sdc), canonical, sdc_policy)
     tcl = work / f"sta_{tag}.tcl"
-    tcl.write_text(sta_script(liberty, netlist_v, top, canonical, spef, clock_port, period_ns, reports))
+    tcl.write_text(sta_script(liberty, netlist_v, top, canonical, spef, clock_port, period_ns, reports,
+                              propagated_clock))
     done = run(Command(["sta", "-no_init", "-exit", str(tcl)], cwd=work, timeout_s=600),
                work / f"sta_{tag}.log", check=False)
     text = done.log.read_text(errors="replace")
@@ -129,7 +153,10 @@ def run_sta(corner: str, liberty: Path, netlist_v: Path, top: str, sdc: Path | N
     if done.returncode != 0 or re.search(r"^Error", text, re.M) or not finished:
         raise ToolError(f"OpenSTA failed at corner {corner}; log: {done.log}\n{done.log_tail()}")
     spef_warnings = len(re.findall(rf"^Warning: {re.escape(str(spef))}\b", text, re.M)) if spef else 0
-    return parse_sta_reports(reports, corner, liberty, spef, done.log, spef_warnings)
+    result = parse_sta_reports(reports, corner, liberty, spef, done.log, spef_warnings)
+    if propagated_clock and skew_report(reports).is_file():
+        result.clock_skew_ns, result.clock_latency_ns = clock_skew(skew_report(reports).read_text())
+    return result
 
 
 def parse_sta_reports(reports: StaReports, corner: str, liberty: Path, spef: Path | None, log: Path,

@@ -1,0 +1,155 @@
+"""Flow settings (closer.flow.settings): the ABC script they select, the docs table, bad values,
+and the real flow two-way on the weak gcd of task B: with buffering and sizing off its sta gate
+fails at ss (max slew / max cap on high-fanout nets), with the default settings it passes at
+every corner."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from closer.designs.model import load_design
+from closer.errors import InputError
+from closer.flow.paths import FlowPaths
+from closer.flow.runner import run_flow
+from closer.flow.settings import SynthSettings, SynthStrategy, abc_script, settings_table_markdown
+from tests.conftest import require_tool
+
+CORNERS = ("ss_100C_1v60", "tt_025C_1v80", "ff_n40C_1v95")
+
+
+# --- the ABC script and the declarations ---------------------------------------------------------
+
+def test_abc_script_follows_the_settings():
+    default = abc_script(SynthSettings())
+    assert default.startswith("+strash;") and "&nf,{D}" in default
+    assert "buffer,-N,7,-p" in default and "upsize,{D};dnsize,{D}" in default
+    assert default.endswith(";stime,-p") and " " not in default  # Yosys's inline form
+    bare = abc_script(SynthSettings(synth_buffering=False, synth_sizing=False))
+    assert "buffer" not in bare and "upsize" not in bare and "dnsize" not in bare
+    fanout = abc_script(SynthSettings(max_fanout=3, synth_sizing=False))
+    assert "buffer,-N,3,-p" in fanout and "upsize" not in fanout
+    delay = abc_script(SynthSettings(synth_strategy=SynthStrategy.DELAY))
+    assert delay.count("&synch2") == 3 and "&if,-g,-K,6" in delay
+
+
+def test_docs_settings_table_is_current(repo):
+    table = settings_table_markdown()
+    assert "| `max_fanout` | int | 2..64 | `7` |" in table and "| `router_passes` |" in table
+    assert "corners" not in table and "place_seed" not in table  # conditions, not settings
+    assert table in (repo.docs / "flow.md").read_text(), "regenerate the table in docs/flow.md"
+
+
+def test_workspace_settings_file_lists_every_synthesis_setting():
+    from closer.tasks.generate import B_C_PHYSICAL_FILES
+    import tomllib
+
+    written = tomllib.loads(B_C_PHYSICAL_FILES["flow/settings.toml"])
+    assert SynthSettings(**{k: v for k, v in written.items() if k in SynthSettings.model_fields}) == SynthSettings()
+    assert set(SynthSettings.model_fields) <= set(written)
+
+
+@pytest.mark.parametrize("line, key", [
+    ("max_fanout = 1", "physical.max_fanout"),
+    ('synth_strategy = "fast"', "physical.synth_strategy"),
+    ("synth_delay_margin = 1.5", "physical.synth_delay_margin"),
+    ("synth_buffering = 3", "physical.synth_buffering"),
+    ("max_fanuot = 4", "physical.max_fanuot"),
+])
+def test_bad_setting_names_file_and_key(tmp_path: Path, repo, line: str, key: str):
+    folder = tmp_path / "gcd"
+    shutil.copytree(repo.design_dir("gcd"), folder)
+    toml = folder / "design.toml"
+    toml.write_text(toml.read_text() + f"\n[physical]\n{line}\n")
+    with pytest.raises(InputError, match=rf"key {key}\b") as info:
+        load_design(folder)
+    assert str(toml) in str(info.value)
+    done = subprocess.run([sys.executable, "-m", "closer", "flow", "run", str(folder), "--to", "lint",
+                           "--out", str(tmp_path / "run")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and key in done.stderr and str(toml) in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "run").exists()
+
+
+# --- the real flow on the weak gcd ---------------------------------------------------------------
+
+def _weak_gcd(root: Path, repo, physical: str = "") -> Path:
+    """A design folder of task B's start: gcd's design.toml and SDC with the weak RTL."""
+    folder = root / "gcd"
+    shutil.copytree(repo.design_dir("gcd"), folder, ignore=shutil.ignore_patterns("weak"))
+    shutil.copyfile(repo.design_dir("gcd") / "weak" / "rtl" / "gcd.v", folder / "rtl" / "gcd.v")
+    if physical:
+        toml = folder / "design.toml"
+        toml.write_text(toml.read_text() + f"\n[physical]\n{physical}\n")
+    return folder
+
+
+def _sta_gate(meta_path: Path):
+    from closer.reward.gates import GATES, GateName, observe
+    from closer.reward.metrics_file import load_metrics
+
+    return observe(GATES[GateName.STA], load_metrics([meta_path]))
+
+
+@pytest.fixture(scope="module")
+def weak_runs(tmp_path_factory, pdk_paths):
+    from closer.paths import repo_paths
+
+    repo = repo_paths()
+    for tool in ("verilator", "yosys", "sta"):
+        require_tool(tool)
+    runs = {}
+    for name, physical in (("default", ""), ("off", "synth_buffering = false\nsynth_sizing = false")):
+        root = tmp_path_factory.mktemp(f"weak_{name}")
+        folder = _weak_gcd(root, repo, physical)
+        run_flow(str(folder), out=root / "run")
+        runs[name] = FlowPaths(root / "run", "gcd").metadata
+        runs[f"{name}_folder"] = folder
+    return runs
+
+
+def test_weak_gcd_sta_gate_fails_without_buffering_and_sizing(weak_runs):
+    import json
+
+    obs = _sta_gate(weak_runs["off"])
+    assert str(obs.observed) == "fail", obs.reason
+    meta = json.loads(weak_runs["off"].read_text())
+    assert meta["finish__timing__drv__max_slew__corner__ss_100C_1v60"] > 0
+
+
+def test_weak_gcd_signs_off_with_the_default_settings(weak_runs):
+    import json
+
+    obs = _sta_gate(weak_runs["default"])
+    assert str(obs.observed) == "pass", obs.reason
+    meta = json.loads(weak_runs["default"].read_text())
+    for corner in CORNERS:
+        assert meta[f"finish__timing__drv__max_slew__corner__{corner}"] == 0
+        assert meta[f"finish__timing__drv__max_cap__corner__{corner}"] == 0
+        assert meta[f"finish__timing__hold__ws__corner__{corner}"] >= 0
+        assert meta[f"finish__timing__setup__ws__corner__{corner}"] >= 0
+    assert meta["closer__route__unrouted_nets"] == 0 and meta["closer__signoff__drc_errors"] == 0
+    assert meta["closer__signoff__lvs_errors"] == 0
+    off = json.loads(weak_runs["off"].read_text())
+    assert meta["finish__timing__setup__ws__corner__ss_100C_1v60"] > off["finish__timing__setup__ws__corner__ss_100C_1v60"]
+
+
+def test_strict_exit_and_verdict_line_follow_the_signoff(weak_runs):
+    """`closer flow run --strict` (a rerun: every node reused) exits 1 on the failing layout and 0
+    on the clean one; the last stdout line is the verdict, a line per step goes to stderr."""
+    for name, code, word in (("off", 1, "FAIL"), ("default", 0, "PASS")):
+        out = weak_runs[name].parent
+        done = subprocess.run([sys.executable, "-m", "closer", "flow", "run", str(weak_runs[f"{name}_folder"]),
+                               "--out", str(out), "--strict"], capture_output=True, text=True, timeout=300)
+        assert done.returncode == code, done.stderr
+        last = done.stdout.strip().splitlines()[-1]
+        assert last.startswith(f"sign-off: {word} | route ") and " | drc " in last and " | lvs " in last
+        assert "sta tt_025C_1v80" in last and "sta ss_100C_1v60" in last and "sta ff_n40C_1v95" in last
+        if name == "default":
+            assert "✗" not in last and "| lvs clean |" in last
+        assert "flow: " in done.stderr
+        if name == "off":
+            assert "✗" in last.split("sta ss_100C_1v60")[1]

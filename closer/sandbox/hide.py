@@ -67,7 +67,7 @@ def python_import_dirs() -> list[Path]:
         for entry in dist.files or []:
             parts = Path(entry).parts
             if len(parts) > 1 and not parts[0].endswith((".dist-info", ".egg-info")) and parts[0] != "..":
-                path = Path(dist.locate_file(parts[0]))
+                path = Path(dist.locate_file(parts[0])).resolve()  # the path bound inside (a linked venv's target)
                 if path.is_dir():
                     dirs.add(path)
     return sorted(dirs)

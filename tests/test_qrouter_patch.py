@@ -58,10 +58,10 @@ def patched_qrouter() -> Path:
     prefix = Path(os.environ.get("CLOSER_QROUTER_PREFIX", repo_paths().venv / "opt" / "qrouter"))
     binary, library = prefix / "bin" / "qrouter", prefix / "share" / "qrouter" / "qrouter.so"
     if not binary.is_file() or not library.is_file():
-        pytest.skip(f"no qrouter 1.4.88 at {prefix}: run scripts/build-qrouter.sh "
+        pytest.fail(f"no qrouter 1.4.88 at {prefix}: run scripts/build-qrouter.sh "
                     f"(it applies {PATCH.name}); CLOSER_QROUTER_PREFIX selects another build")
     if PATCH_MARKER not in library.read_bytes():
-        pytest.skip(f"qrouter at {prefix} was built without {PATCH.name}: rerun scripts/build-qrouter.sh")
+        pytest.fail(f"qrouter at {prefix} was built without {PATCH.name}: rerun scripts/build-qrouter.sh")
     return binary
 
 

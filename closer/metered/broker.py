@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import socket
 import threading
 import time
@@ -31,6 +30,7 @@ from closer.errors import CloserError
 from closer.metered.front import Deliver, Isolate, metered_call
 from closer.metered.ledger import status
 from closer.metered.paths import WorkspacePaths
+from closer.sandbox import unixsock
 
 PROGRESS_EVERY_S = 15.0
 MAX_REQUEST_BYTES = 1 << 16
@@ -59,16 +59,10 @@ class Broker:
         self._lock = threading.Lock()
 
     def start(self) -> "Broker":
-        self.socket_path.parent.mkdir(parents=True, exist_ok=True)
-        self.socket_path.unlink(missing_ok=True)
-        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        server.bind(str(self.socket_path))
-        os.chmod(self.socket_path, 0o666)  # the sandbox's uid connects; nothing else can see it
-        server.listen(16)
-        server.settimeout(0.2)
-        self._server = server
+        self._server = unixsock.listen(self.socket_path, backlog=16)
         self._accepting.set()
-        accept = threading.Thread(target=self._accept_loop, name="broker-accept", daemon=True)
+        accept = threading.Thread(target=unixsock.accept_loop, name="broker-accept", daemon=True,
+                                  args=(self._server, self._accepting, self._serve, self._track))
         accept.start()
         self._threads.append(accept)
         return self
@@ -85,19 +79,9 @@ class Broker:
         self.socket_path.unlink(missing_ok=True)
         return sum(t.is_alive() for t in self._threads)
 
-    def _accept_loop(self) -> None:
-        assert self._server is not None
-        while self._accepting.is_set():
-            try:
-                conn, _ = self._server.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            worker = threading.Thread(target=self._serve, args=(conn,), name="broker-call", daemon=True)
-            with self._lock:
-                self._threads.append(worker)
-            worker.start()
+    def _track(self, worker: threading.Thread) -> None:
+        with self._lock:
+            self._threads.append(worker)
 
     def _serve(self, conn: socket.socket) -> None:
         with conn:

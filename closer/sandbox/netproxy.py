@@ -14,6 +14,7 @@ import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
+from closer.sandbox import unixsock
 from closer.sandbox.spec import Endpoint
 
 PROXY_PORT = 3128
@@ -37,16 +38,10 @@ class Proxy:
         self._log_lock = threading.Lock()
 
     def start(self) -> "Proxy":
-        self.socket_path.parent.mkdir(parents=True, exist_ok=True)
-        self.socket_path.unlink(missing_ok=True)
-        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        server.bind(str(self.socket_path))
-        self.socket_path.chmod(0o666)
-        server.listen(32)
-        server.settimeout(0.2)
-        self._server = server
+        self._server = unixsock.listen(self.socket_path)
         self._running.set()
-        threading.Thread(target=self._accept_loop, name="proxy-accept", daemon=True).start()
+        threading.Thread(target=unixsock.accept_loop, name="proxy-accept", daemon=True,
+                         args=(self._server, self._running, self._serve)).start()
         return self
 
     def stop(self) -> None:
@@ -54,17 +49,6 @@ class Proxy:
         if self._server is not None:
             self._server.close()
         self.socket_path.unlink(missing_ok=True)
-
-    def _accept_loop(self) -> None:
-        assert self._server is not None
-        while self._running.is_set():
-            try:
-                conn, _ = self._server.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, client: socket.socket) -> None:
         try:

@@ -11,8 +11,12 @@ bootstrap:
 demo: bootstrap
 	@bash scripts/demo.sh
 
+# Tests run in TEST_WORKERS processes, a test file per worker at a time (module fixtures are built
+# once); the physical flows are single-threaded, so two workers halve the wall time on 2 cores.
+TEST_WORKERS ?= 2
+
 test: bootstrap
-	@$(VENV)/bin/python -m pytest
+	@$(VENV)/bin/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 doctor: bootstrap
 	@$(VENV)/bin/closer doctor

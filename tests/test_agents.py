@@ -15,7 +15,30 @@ def test_baselines_are_labeled_machinery() -> None:
     for name in ("null", "oracle", "sweep"):
         spec = resolve_agent(name)
         assert spec.machinery_baseline and spec.label == name and spec.backend == "machinery"
-    assert resolve_agent("oracle").needs_solution and not resolve_agent("sweep").needs_solution
+    oracle, sweep, null = (resolve_agent(n) for n in ("oracle", "sweep", "null"))
+    assert all(oracle.reads_solution(k) for k in "ABC")
+    assert sweep.reads_solution("C") and not sweep.reads_solution("A") and not sweep.reads_solution("B")
+    assert not any(null.reads_solution(k) for k in "ABC")
+
+
+def test_solution_argument_only_when_given(tmp_path: Path) -> None:
+    sweep = resolve_agent("sweep")
+    without = sweep.argv(tmp_path / "ws", tmp_path / "i.md", None)
+    assert "--solution" not in without and "" not in without
+    assert sweep.argv(tmp_path / "ws", tmp_path / "i.md", tmp_path / "sol")[-2:] == ["--solution", str(tmp_path / "sol")]
+
+
+def test_sweep_copies_only_the_rtl_layer(tmp_path: Path) -> None:
+    from closer.agents.baselines import copy_solution
+
+    solution, ws = tmp_path / "solution", tmp_path / "ws"
+    (solution / "rtl").mkdir(parents=True)
+    (solution / "rtl" / "top.v").write_text("module top; endmodule\n")
+    (solution / "constraints").mkdir()
+    (solution / "constraints" / "top.sdc").write_text("create_clock -period 1 [get_ports clk]\n")
+    surface = {"rtl/*": "rtl", "constraints/*": "constraint"}
+    assert copy_solution(solution, ws, frozenset({"rtl"}), surface) == ["rtl/top.v"]
+    assert (ws / "rtl" / "top.v").is_file() and not (ws / "constraints").exists()
 
 
 def test_command_agent_placeholders(tmp_path: Path) -> None:

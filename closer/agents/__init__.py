@@ -18,6 +18,7 @@ from closer.errors import InputError
 from closer.sandbox.spec import Endpoint
 
 MACHINERY = ("null", "oracle", "sweep")
+SOLUTION_KINDS = {"oracle": ("A", "B", "C"), "sweep": ("C",)}
 PLACEHOLDER = re.compile(r"\{(workspace|instructions|solution|[a-z]+)\}")  # other braces are the agent's
 
 
@@ -29,7 +30,9 @@ class AgentSpec:
     backend: str | None = None
     model: str | None = None
     quantization: str | None = None
-    needs_solution: bool = False  # only the oracle baseline reads the reference solution
+    # task kinds on which the agent is given the reference solution: the oracle everywhere; the
+    # sweep on C only, where the workspace RTL is a skeleton and the sweep closes the reference RTL
+    solution_kinds: tuple[str, ...] = ()
     extra: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)  # set inside the agent's sandbox
     network: tuple[str, ...] = ()  # host:port endpoints the sandbox may reach (none by default)
@@ -37,11 +40,19 @@ class AgentSpec:
     def endpoints(self) -> list[Endpoint]:
         return [Endpoint.parse(e) for e in self.network]
 
+    def reads_solution(self, kind: str) -> bool:
+        return kind in self.solution_kinds
+
     def argv(self, workspace: Path, instructions: Path, solution: Path | None) -> list[str]:
-        """The command with the placeholders filled (paths as the sandbox shows them)."""
+        """The command with the placeholders filled (paths as the sandbox shows them); without a
+        solution the `--solution {solution}` pair is left out."""
+        template = self.argv_template
+        if solution is None and "{solution}" in template:
+            at = template.index("{solution}")
+            template = template[:at - 1] + template[at + 1:]
         values = {"{workspace}": str(workspace), "{instructions}": str(instructions),
                   "{solution}": str(solution) if solution else ""}
-        return [PLACEHOLDER.sub(lambda m: values.get(m.group(0), m.group(0)), arg) for arg in self.argv_template]
+        return [PLACEHOLDER.sub(lambda m: values.get(m.group(0), m.group(0)), arg) for arg in template]
 
 
 def resolve_agent(name: str, label: str | None = None, backend: str | None = None, model: str | None = None,
@@ -59,10 +70,11 @@ def _resolve(name: str, label: str | None, backend: str | None, model: str | Non
              quantization: str | None) -> AgentSpec:
     if name in MACHINERY:
         argv = [sys.executable, "-m", "closer.agents.baselines", name, "--workspace", "{workspace}"]
-        if name == "oracle":
+        kinds = SOLUTION_KINDS.get(name, ())
+        if kinds:
             argv += ["--solution", "{solution}"]
         return AgentSpec(label=name, argv_template=argv, machinery_baseline=True, backend="machinery",
-                         model=None, quantization=None, needs_solution=name == "oracle")
+                         model=None, quantization=None, solution_kinds=kinds)
     argv = shlex.split(name)
     if not argv:
         raise InputError("--agent is empty")

@@ -2,7 +2,7 @@
 
     python -m closer.agents.baselines null   --workspace W              changes nothing (the floor)
     python -m closer.agents.baselines oracle --workspace W --solution S copies the reference solution
-    python -m closer.agents.baselines sweep  --workspace W              scripted closure policy
+    python -m closer.agents.baselines sweep  --workspace W [--solution S] scripted closure policy
 
 They call the metered tools through `closer-tool` on PATH, like any agent. The sweep:
 
@@ -15,6 +15,10 @@ They call the metered tools through `closer-tool` on PATH, like any agent. The s
   either more router passes and repair rounds; a failing functional/LEC/GLS gate or hold slack
   stops the loop (no setting fixes RTL; the flow has no hold fixing). It stops at the first feasible result or when the pnr budget refuses, restores the best
   result's settings and verifies.
+* task C: the workspace RTL is a skeleton no setting can close, so the runner gives the sweep the
+  reference solution and it copies only its RTL (the files of the edit surface's `rtl` layer)
+  before the closure loop: on C it is a physical-closure baseline over the reference RTL, not a
+  design agent. It never reads the solution on A or B.
 """
 
 from __future__ import annotations
@@ -56,12 +60,28 @@ def null_agent(workspace: Path) -> None:
 @click.option("--solution", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True)
 def oracle_agent(workspace: Path, solution: Path) -> None:
     """Copy the reference solution onto the workspace, then run the public verifier once."""
-    for src in sorted(p for p in solution.rglob("*") if p.is_file()):
-        dest = workspace / src.relative_to(solution)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, dest)
+    copy_solution(solution, workspace)
     code = tool(workspace, "verify")
     sys.exit(0 if code in (0, *REFUSED) else code)
+
+
+def copy_solution(solution: Path, workspace: Path, layers: frozenset[str] | None = None,
+                  surface: dict[str, str] | None = None) -> list[str]:
+    """Copy the solution's files onto the workspace (only those whose edit-surface layer is in
+    `layers`, when given); returns the copied relative paths."""
+    from fnmatch import fnmatch
+
+    copied = []
+    for src in sorted(p for p in solution.rglob("*") if p.is_file()):
+        rel = src.relative_to(solution).as_posix()
+        layer = next((l for pattern, l in (surface or {}).items() if fnmatch(rel, pattern)), None)
+        if layers is not None and layer not in layers:
+            continue
+        dest = workspace / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest)
+        copied.append(rel)
+    return copied
 
 
 def _sdc_period(text: str) -> float:
@@ -246,11 +266,17 @@ def closure_sweep(ws: Path, max_calls: int) -> None:
 @main.command("sweep")
 @click.option("--workspace", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True)
 @click.option("--max-candidates", default=4, show_default=True)
-def sweep_agent(workspace: Path, max_candidates: int) -> None:
-    """B/C (a pnr tool): the closure loop over pnr results. A: try (clock period scale,
-    utilization, router passes) settings with `closer-tool synth`; keep the best that meets setup
-    timing (smallest area), restore it, run `closer-tool verify`."""
+@click.option("--solution", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Reference solution (given on C only): its RTL replaces the skeleton.")
+def sweep_agent(workspace: Path, max_candidates: int, solution: Path | None) -> None:
+    """B/C (a pnr tool): the closure loop over pnr results (on C over the reference RTL). A: try
+    (clock period scale, utilization, router passes) settings with `closer-tool synth`; keep the
+    best that meets setup timing (smallest area), restore it, run `closer-tool verify`."""
     task = json.loads((workspace / "task.json").read_text())
+    if solution is not None and task.get("kind") == "C":
+        copied = copy_solution(solution, workspace, frozenset({"rtl"}), task["edit_surface"])
+        click.echo(f"sweep: task C, starting from the reference RTL ({', '.join(copied)}): "
+                   "a physical-closure baseline")
     if task.get("flow_to") == "finish":
         closure_sweep(workspace, max_candidates)
         return

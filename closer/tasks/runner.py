@@ -142,7 +142,7 @@ def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wal
     info = start_run(ws)
     mark(trial_dir, Phase.WORKSPACE, info.run_id)
     limit = min(info.budget.wall_s, wall_s) if wall_s else info.budget.wall_s
-    solution = paths.hidden.solution if agent.needs_solution else None
+    solution = paths.hidden.solution if agent.reads_solution(task.kind) else None
     uid = trial_uid(info.run_id, in_use=lambda u: bool(processes_of(u)))
     sandbox = agent_sandbox(ws.root, tp.broker_socket, tp.instruction, uid, solution=solution,
                             env=agent.env, network=agent.endpoints(), proxy_socket=tp.proxy_socket)

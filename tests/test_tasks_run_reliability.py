@@ -109,3 +109,19 @@ def test_sigkill_of_task_run_leaves_no_process_and_a_marker(task: Path, tmp_path
     assert record["run_state"] == "infrastructure_failure" and "killed while the agent ran" in record["run_state_reason"]
     assert record["calls_by_tool"].get("sim", 0) >= 1  # the calls made before the kill are in it
     assert json.loads((trial / "progress.json").read_text())["phase"] == "recorded"
+
+
+@pytest.mark.slow
+def test_call_cut_off_by_the_wall_clock_is_in_the_record(task: Path, tmp_path: Path):
+    runs = tmp_path / "runs"
+    agent = "sh -c 'cd {workspace} && while true; do closer-tool sim; done'"  # a call is running when time is up
+    run = _closer("task", "run", str(task), "--agent", agent, "--label", "looper", "--wall-s", "8",
+                  "--out", str(runs))
+    _, err = run.communicate(timeout=900)
+    assert run.returncode == 0, err
+    trial = runs / "gcd-A-low" / "looper" / "trial-1"
+    record = json.loads((trial / "record.json").read_text())
+    calls = [json.loads(line) for line in (trial / "run" / "trajectory.jsonl").read_text().splitlines()]
+    assert record["agent_exit"] == "timed_out" and calls
+    assert sum(record["calls_by_tool"].values()) == len(calls) == sum(record["outcomes"].values())
+    assert not (trial / "run" / "inflight.json").exists()

@@ -277,6 +277,8 @@ ELSEWHERE = {
         "test_tasks_run_reliability.py::test_call_cut_off_by_the_wall_clock_is_in_the_record",
     "initial forever #0 holds the evaluator for tens of minutes":
         "test_tasks_sim_timeout.py::test_generate_stores_the_golden_time_and_a_hang_is_stopped_at_the_scaled_limit",
+    "an agent that kills its own closer-tool makes the run an infrastructure failure":
+        "test_security_sandbox.py::test_a_killed_client_is_charged_and_never_an_infrastructure_failure",
     "invalid runs count in the reward means":
         "test_report.py::test_invalid_runs_never_enter_the_means",
 }

@@ -42,6 +42,10 @@ def test_reclaim_refuses_a_recorded_or_unmarked_trial(tmp_path: Path):
     (tmp_path / "a" / "record.json").write_text("{}")
     with pytest.raises(InputError, match="never rewritten"):
         reclaim_trial(tmp_path / "a")
+    (tmp_path / "a" / "record.json").unlink()
+    mark(tmp_path / "a", Phase.RECORDED)
+    with pytest.raises(InputError, match="not written again"):
+        reclaim_trial(tmp_path / "a")  # a record that was there and is gone is not made again
     (tmp_path / "b").mkdir()
     with pytest.raises(InputError, match="progress.json"):
         reclaim_trial(tmp_path / "b")

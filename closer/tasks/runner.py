@@ -393,7 +393,7 @@ def evaluate_sandboxed(workspace: Path, paths, tp: TrialPaths) -> EvaluationReco
     record = tp.evaluation / "evaluation.json"
     if not record.is_file():
         raise CloserError(f"the evaluator wrote no record (exit {done.returncode}): {done.log_tail(3)}")
-    return EvaluationRecord.model_validate_json(record.read_text())
+    return load_json_model(record, EvaluationRecord, "evaluation record")  # InputError: a verifier failure
 
 
 def prepare_workspace(task_workspace: Path, tp: TrialPaths) -> WorkspacePaths:

@@ -113,6 +113,9 @@ def reclaim_trial(trial_dir: Path) -> TrialClaim:
     if progress is None:
         handle.close()
         raise InputError(f"{trial_dir / PROGRESS_FILE}: missing or unreadable: where the run stopped is unknown")
+    if progress.phase is Phase.RECORDED:
+        handle.close()
+        raise InputError(f"{trial_dir / RECORD_FILE}: missing although the trial was recorded; not written again")
     return TrialClaim(trial_dir, handle, progress)
 
 

@@ -114,8 +114,12 @@ def test_sigkill_of_task_run_leaves_no_process_and_a_marker(task: Path, tmp_path
 @pytest.mark.slow
 def test_call_cut_off_by_the_wall_clock_is_in_the_record(task: Path, tmp_path: Path):
     runs = tmp_path / "runs"
-    agent = "sh -c 'cd {workspace} && while true; do closer-tool sim; done'"  # a call is running when time is up
-    run = _closer("task", "run", str(task), "--agent", agent, "--label", "looper", "--wall-s", "8",
+    # a simulation that never ends is running when time is up (the agent puts its RTL back meanwhile,
+    # so the evaluation after it is quick)
+    agent = ("sh -c 'cd {workspace} && cp rtl/gcd.v keep.v && "
+             "sed -i \"s/^endmodule/initial forever #0;\\nendmodule/\" rtl/gcd.v && "
+             "(closer-tool sim &) && sleep 4 && cp keep.v rtl/gcd.v && sleep 600'")
+    run = _closer("task", "run", str(task), "--agent", agent, "--label", "looper", "--wall-s", "45",
                   "--out", str(runs))
     _, err = run.communicate(timeout=900)
     assert run.returncode == 0, err
@@ -123,5 +127,6 @@ def test_call_cut_off_by_the_wall_clock_is_in_the_record(task: Path, tmp_path: P
     record = json.loads((trial / "record.json").read_text())
     calls = [json.loads(line) for line in (trial / "run" / "trajectory.jsonl").read_text().splitlines()]
     assert record["agent_exit"] == "timed_out" and calls
+    assert [c["outcome"] for c in calls] == ["timeout"] and calls[0]["cost"]["counted"]  # cut off, counted
     assert sum(record["calls_by_tool"].values()) == len(calls) == sum(record["outcomes"].values())
     assert not (trial / "run" / "inflight.json").exists()

@@ -10,16 +10,20 @@ import shutil
 import sys
 import tempfile
 import time
+import tomllib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from closer import __version__
 from closer.agents import AgentSpec
 from closer.errors import CloserError, InputError, ToolMissing, ToolTimeout
+from closer.budget import resolve_budget
 from closer.metered.broker import Broker
+from closer.metered.config import load_tool_config
 from closer.metered.front import record_interrupted_call
 from closer.metered.run import load_run_info, start_run
 from closer.metered.paths import CONTROL_DIR, WorkspacePaths
@@ -201,9 +205,11 @@ def _run_from_start(paths, task, agent: AgentSpec, trial: int, trial_dir: Path, 
     tp = TrialPaths(trial_dir)
     ws = prepare_workspace(paths.workspace, tp)
     shutil.copyfile(paths.instruction, tp.instruction)
+    if wall_s:
+        shorten_wall_clock(ws, wall_s)
     info = start_run(ws)
     mark(trial_dir, Phase.WORKSPACE, run_id=info.run_id)
-    limit = min(info.budget.wall_s, wall_s) if wall_s else info.budget.wall_s
+    limit = info.budget.wall_s
     uid = trial_uid(info.run_id, in_use=lambda u: bool(processes_of(u)))
     mark(trial_dir, Phase.AGENT, uid=uid)
     outcome = _run_agent(paths, agent, tp, ws, uid, limit)
@@ -406,6 +412,17 @@ def prepare_workspace(task_workspace: Path, tp: TrialPaths) -> WorkspacePaths:
         raise InputError(f"{task_workspace}: no {CONTROL_DIR}/tools.toml: not a task workspace")
     shutil.move(control, tp.run)
     return WorkspacePaths(tp.workspace, control_dir=tp.run)
+
+
+def shorten_wall_clock(ws: WorkspacePaths, wall_s: float) -> None:
+    """`--wall-s` becomes the metered run's own wall clock (trial copy of tools.toml, before the
+    run starts), so a call still running when the agent's time is up times out with it and is
+    recorded, instead of outliving the run."""
+    config = load_tool_config(ws.tools_config)
+    tier_wall_s = resolve_budget(config.budget).wall_s
+    data = tomllib.loads(ws.tools_config.read_text())
+    data.setdefault("budget", {})["wall_s"] = min(tier_wall_s, wall_s)
+    ws.tools_config.write_text(tomli_w.dumps(data))
 
 
 def give_to(root: Path, uid: int) -> None:

@@ -100,9 +100,15 @@ def validation_message(exc: ValidationError) -> str:
     """One clause per problem, naming the key path, for messages that name the file too."""
     parts = []
     for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        where = ".".join(_printable(p) for p in err["loc"]) or "(top level)"
         parts.append(f"key {where}: {err['msg']}")
     return "; ".join(parts)
+
+
+def _printable(part: object) -> str:
+    """A key of the input as text that keeps the message on one line (control characters escaped)."""
+    text = str(part)
+    return text if text.isprintable() else repr(text)
 
 
 def _no_constant(literal: str) -> float:

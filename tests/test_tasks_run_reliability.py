@@ -1,7 +1,7 @@
 """`closer task run` never loses or overwrites a record, and leaves no process behind: two runs
 into one --out (in parallel) give one record and one clear refusal; SIGKILL of a run mid-way
-leaves no process of it, a progress marker saying where it stopped, and a rerun refuses instead
-of deleting it."""
+leaves no process of it, a progress marker saying where it stopped, a rerun refuses instead
+of deleting it, and `--resume` finishes it (marked infrastructure_failure)."""
 
 from __future__ import annotations
 
@@ -62,6 +62,7 @@ def _progress(runs: Path) -> str:
     return found[0].read_text() if found else ""
 
 
+@pytest.mark.slow
 def test_sigkill_of_task_run_leaves_no_process_and_a_marker(task: Path, tmp_path: Path):
     runs = tmp_path / "runs"
     agent = "sh -c 'cd {workspace} && while true; do closer-tool sim; done'"  # metered calls running when the kill lands
@@ -99,3 +100,33 @@ def test_sigkill_of_task_run_leaves_no_process_and_a_marker(task: Path, tmp_path
     _, err = again.communicate(timeout=120)
     assert again.returncode == 2 and "agent_running" in err and "Traceback" not in err
     assert (trial / "progress.json").exists() and (trial / "run").is_dir()  # nothing deleted
+
+    resumed = _closer("task", "run", str(task), "--agent", agent, "--label", "looper", "--out", str(runs), "--resume")
+    out, err = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0, err
+    record = json.loads((trial / "record.json").read_text())
+    assert record["resumed_from"] == "agent_running" and record["agent_exit"] == "interrupted"
+    assert record["run_state"] == "infrastructure_failure" and "killed while the agent ran" in record["run_state_reason"]
+    assert record["calls_by_tool"].get("sim", 0) >= 1  # the calls made before the kill are in it
+    assert json.loads((trial / "progress.json").read_text())["phase"] == "recorded"
+
+
+@pytest.mark.slow
+def test_call_cut_off_by_the_wall_clock_is_in_the_record(task: Path, tmp_path: Path):
+    runs = tmp_path / "runs"
+    # a simulation that never ends is running when time is up (the agent puts its RTL back meanwhile,
+    # so the evaluation after it is quick)
+    agent = ("sh -c 'cd {workspace} && cp rtl/gcd.v keep.v && "
+             "sed -i \"s/^endmodule/initial forever #0;\\nendmodule/\" rtl/gcd.v && "
+             "(closer-tool sim &) && sleep 4 && cp keep.v rtl/gcd.v && sleep 600'")
+    run = _closer("task", "run", str(task), "--agent", agent, "--label", "looper", "--wall-s", "45",
+                  "--out", str(runs))
+    _, err = run.communicate(timeout=900)
+    assert run.returncode == 0, err
+    trial = runs / "gcd-A-low" / "looper" / "trial-1"
+    record = json.loads((trial / "record.json").read_text())
+    calls = [json.loads(line) for line in (trial / "run" / "trajectory.jsonl").read_text().splitlines()]
+    assert record["agent_exit"] == "timed_out" and calls
+    assert [c["outcome"] for c in calls] == ["timeout"] and calls[0]["cost"]["counted"]  # cut off, counted
+    assert sum(record["calls_by_tool"].values()) == len(calls) == sum(record["outcomes"].values())
+    assert not (trial / "run" / "inflight.json").exists()

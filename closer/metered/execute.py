@@ -6,13 +6,13 @@ a missing program is `infra_error`, a time-out `timeout`, a non-zero exit `tool_
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from closer.errors import ToolMissing, ToolTimeout
+from closer.inputs import parse_json, read_bytes
+from closer.errors import InputError, ToolMissing, ToolTimeout
 from closer.budget import ToolClass
 from closer.metered.config import ToolCommands, expand_argv, placeholder_values
 from closer.metered.estimator import RewardEstimate, RewardEstimator
@@ -73,13 +73,13 @@ def execute_tool(root: Path, cmds: ToolCommands, args: list[str], results_dir: P
 
 
 def _collect_metrics(result: ToolRun, cmds: ToolCommands, metrics_path: Path) -> None:
-    if metrics_path.exists():
+    if metrics_path.exists() or metrics_path.is_symlink():
         try:
-            data = json.loads(metrics_path.read_text())
+            data = parse_json(read_bytes(metrics_path, "metrics file"))
             if not isinstance(data, dict):
                 raise ValueError("must be a JSON object of ORFS-style metric keys")
             result.metrics.update(data)
-        except ValueError as exc:
+        except (ValueError, InputError) as exc:
             result.outcome = Outcome.TOOL_ERROR
             result.message = (result.message + "; " if result.message else "") + f"{metrics_path}: {exc}"
     if cmds.log_metrics:

@@ -34,18 +34,19 @@ def start_run(ws: WorkspacePaths, *, started_at: datetime | None = None,
     budget = resolve_budget(config.budget)
     baseline = take_snapshot(ws, config.surface)
     copy_pristine(ws)
+    provenance = Provenance(
+        closer_version=__version__,
+        tool_versions={t.value: probe_version(ws, t, cmds) for t, cmds in config.tools.items()},
+        pdk_corner=config.run.pdk_corner,
+        design=config.run.design,
+        design_revision=baseline.digest,
+    )
     info = RunInfo(
         run_id=run_id or uuid.uuid4().hex[:12],
         workspace=str(ws.root),
-        started_at=started_at or utc_now(),
+        started_at=started_at or utc_now(),  # after the version probes: their time is not the agent's
         budget=budget,
-        provenance=Provenance(
-            closer_version=__version__,
-            tool_versions={t.value: probe_version(ws, t, cmds) for t, cmds in config.tools.items()},
-            pdk_corner=config.run.pdk_corner,
-            design=config.run.design,
-            design_revision=baseline.digest,
-        ),
+        provenance=provenance,
         baseline_snapshot=baseline.digest,
         tools_config_sha256=file_sha256(ws.tools_config),
     )

@@ -28,6 +28,7 @@ class AgentExit(StrEnum):
     FINISHED = "finished"    # the agent stopped on its own
     CRASHED = "crashed"      # the agent process died or reported an error
     TIMED_OUT = "timed_out"  # the harness stopped it at the wall-clock limit
+    INTERRUPTED = "interrupted"  # the harness itself was killed while the agent ran (a resumed trial)
 
 
 class RunEvidence(BaseModel):

@@ -9,10 +9,10 @@ module, relative to the design folder; without it the convention is
 from __future__ import annotations
 
 import hashlib
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from closer.tomlio import load_toml
 from closer.errors import InputError
 from closer.paths import repo_paths
 
@@ -62,10 +62,7 @@ def resolve_design_dir(design: str) -> Path:
 def load_design(design: str, config: str = "default") -> DesignUnderTest:
     root = resolve_design_dir(design)
     toml_path = root / "design.toml"
-    try:
-        data = tomllib.loads(toml_path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{toml_path}: not valid TOML: {exc}") from exc
+    data = load_toml(toml_path, "{path} does not exist", "design.toml")
 
     def need(table: str, key: str, kind: type):
         value = data.get(table, {}).get(key)

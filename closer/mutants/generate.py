@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from closer.inputs import load_json_model
 from closer.errors import InputError, ToolError
 from closer.mutants import source_ops, yosys_ops
 from closer.mutants.design_input import DesignUnderTest
@@ -104,10 +105,7 @@ def write_json_atomic(path: Path, text: str) -> None:
 def load_manifest(store: MutantStorePaths) -> MutantManifest:
     if not store.manifest.is_file():
         raise InputError(f"no mutant set at {store.root} (missing {store.manifest}); run `closer mutants generate`")
-    try:
-        return MutantManifest.model_validate_json(store.manifest.read_text())
-    except ValueError as exc:
-        raise InputError(f"{store.manifest}: not a valid mutant manifest: {exc}") from exc
+    return load_json_model(store.manifest, MutantManifest, "mutant manifest")
 
 
 # ---------------------------------------------------------------- candidates

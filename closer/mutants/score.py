@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from closer.inputs import load_json, load_json_model
 from closer.errors import InputError
 from closer.mutants.design_input import DesignUnderTest
 from closer.mutants.generate import load_manifest, write_json_atomic
@@ -60,7 +61,7 @@ def score(design: DesignUnderTest, store: MutantStorePaths, testbench: Testbench
     done: dict[str, MutantResult] = {}
     for mutant in manifest.mutants:
         if paths.result(mutant.id).is_file():
-            done[mutant.id] = MutantResult.model_validate_json(paths.result(mutant.id).read_text())
+            done[mutant.id] = load_json_model(paths.result(mutant.id), MutantResult, "mutant result (--fresh starts over)")
     resumed = len(done)
     pending = [m for m in manifest.mutants if m.id not in done]
     pool = ThreadPoolExecutor(max_workers=max(1, options.jobs))
@@ -96,10 +97,9 @@ def _claim_run_dir(paths: ScoreRunPaths, store: MutantStorePaths, tb_sha: str, o
     if paths.root.exists() and options.fresh:
         shutil.rmtree(paths.root)
     if paths.run_key.is_file():
-        try:
-            previous = json.loads(paths.run_key.read_text())
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{paths.run_key}: not valid JSON ({exc}); pass --fresh to start over") from exc
+        previous = load_json(paths.run_key, "run key (--fresh starts over)")
+        if not isinstance(previous, dict):
+            raise InputError(f"{paths.run_key}: not a run key object; pass --fresh to start over")
         if previous != key:
             changed = sorted(k for k in key if previous.get(k) != key[k])
             raise InputError(f"{paths.run_key}: this run directory holds results for a different "
@@ -110,7 +110,7 @@ def _claim_run_dir(paths: ScoreRunPaths, store: MutantStorePaths, tb_sha: str, o
 def _golden(design: DesignUnderTest, testbench: Testbench, paths: ScoreRunPaths,
             options: ScoreOptions) -> GoldenResult:
     if paths.golden.is_file():
-        return GoldenResult.model_validate_json(paths.golden.read_text())
+        return load_json_model(paths.golden, GoldenResult, "golden result (--fresh starts over)")
     trial = run_testbench(testbench, design, design.source_paths(), paths.sim_dir("golden"),
                           options.simulator, GOLDEN_TIMEOUT_S)
     golden = GoldenResult(passed=trial.passed, tests=trial.tests, failed=trial.failed,

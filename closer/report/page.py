@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from closer.errors import InputError
+from closer.inputs import load_json
 from closer.report.build import TrialView, relative_link
 from closer.tasks.runner import feasible_label
 
@@ -36,9 +37,12 @@ def _targets(t: TrialView) -> list[dict]:
     evaluation = t.files().get("evaluation")
     if not terms and evaluation is not None:
         try:
-            terms = (json.loads(evaluation.read_text()).get("reward_result") or {}).get("terms") or {}
-        except ValueError:
-            terms = {}
+            data = load_json(evaluation, "evaluation record")
+        except InputError:
+            data = {}
+        result = data.get("reward_result") if isinstance(data, dict) else None
+        terms = result.get("terms") if isinstance(result, dict) else None
+        terms = terms if isinstance(terms, dict) and all(isinstance(v, dict) for v in terms.values()) else {}
     return [{"name": name, **term} for name, term in terms.items()]
 
 

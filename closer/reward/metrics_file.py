@@ -23,7 +23,7 @@ from typing import Union
 
 from closer.errors import InputError
 from closer.inputs import MAX_INT_DIGITS, read_bytes
-from closer.metrics import normalize_key
+from closer.metrics import KNOWN_KEYS, MetricKind, normalize_key, parse_clock_details
 from closer.reward.errors import MetricsFileError
 
 MetricValue = Union[int, float, str, bool, None, list]
@@ -235,7 +235,19 @@ def _flat_values(data: object, where: str) -> dict[str, MetricValue]:
                 )
             flat[key] = v
             raw_key_of[key] = full_key
+    _check_shapes(flat, where)
     return flat
+
+
+def _check_shapes(flat: dict[str, MetricValue], where: str) -> None:
+    """Keys of a documented structured shape (the ORFS clock list) are checked when read, used or not."""
+    for key, value in flat.items():
+        known = KNOWN_KEYS.get(key)
+        if known is not None and known.kind is MetricKind.CLOCKS:
+            try:
+                parse_clock_details(value)
+            except ValueError as exc:
+                raise MetricsFileError(f"{where}: key '{key}': {exc}") from None
 
 
 _PLAIN_NON_NUMBER = (str, bool, type(None))

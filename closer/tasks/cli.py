@@ -86,9 +86,12 @@ def evaluate_command(workspace: Path, task_dir: Path, out: Path | None, as_json:
               help="An endpoint the agent's sandbox may reach (e.g. its model's API); repeatable. "
                    "Default: no network.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option("--resume", is_flag=True, help="Continue an earlier run into OUT: recorded trials are kept as they "
+              "are, a killed trial is finished from where its progress.json says it stopped "
+              "(docs/run-states.md#killed-runs-and---resume), missing trials are run.")
 def run_command(task_dir: Path, agent: str, label: str | None, backend: str | None, model: str | None,
                 quantization: str | None, trials: int, wall_s: float | None, network: tuple[str, ...],
-                out: Path) -> None:
+                out: Path, resume: bool) -> None:
     """Run AGENT on TASK_DIR for N trials, each in its own sandbox (docs/security.md); one JSON
     record per trial and a Markdown summary in OUT."""
     from closer.agents import resolve_agent
@@ -96,12 +99,13 @@ def run_command(task_dir: Path, agent: str, label: str | None, backend: str | No
 
     spec = resolve_agent(agent, label=label, backend=backend, model=model, quantization=quantization,
                          network=list(network))
-    records = run_trials(task_dir, spec, trials, out, wall_s=wall_s)
+    records = run_trials(task_dir, spec, trials, out, wall_s=wall_s, resume=resume)
     from closer.tasks.runner import feasible_label
 
     for rec in records:
         gates = f"; failing gates {', '.join(rec.failing_gates)}" if rec.failing_gates else ""
-        click.echo(f"{rec.task_id} trial {rec.trial} [{rec.agent}] state {rec.run_state}, feasible "
+        resumed = f", resumed from {rec.resumed_from}" if rec.resumed_from else ""
+        click.echo(f"{rec.task_id} trial {rec.trial} [{rec.agent}] state {rec.run_state}{resumed}, feasible "
                    f"{feasible_label(rec)}: reward {rec.reward}{gates} ({rec.run_state_reason})")
     feasible = sum(1 for rec in records if rec.is_feasible)
     click.echo(f"feasible: {feasible} of {len(records)} trials")

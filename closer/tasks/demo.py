@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from closer.inputs import load_json_model
 from closer.agents import resolve_agent
 from closer.budget import ToolClass
 from closer.paths import repo_paths
@@ -44,7 +45,7 @@ def main(out: Path | None, design: str, task_id: str | None) -> None:
     click.echo(f"rescore: AUC wall public {rescore.auc_wall_public:.4f} / hidden {rescore.auc_wall_hidden:.4f}, "
                f"best public {rescore.best_public_reward} / hidden {rescore.best_hidden_reward}")
     # the trial's own evaluation (pristine tree, hidden conditions, in its sandbox)
-    evaluation = EvaluationRecord.model_validate_json(Path(record.paths["evaluation"]).read_text())
+    evaluation = load_json_model(Path(record.paths["evaluation"]), EvaluationRecord, "evaluation record")
     click.echo(f"evaluate: accepted {evaluation.accepted}, scored {evaluation.scored}, reward {evaluation.reward}, "
                f"gates {evaluation.gates}")
     if evaluation.verifier_error:

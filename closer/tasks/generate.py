@@ -18,6 +18,7 @@ from pathlib import Path
 
 import tomli_w
 
+from closer.inputs import load_json_model
 from closer import __version__
 from closer.budget import BudgetOverride, ToolClass, resolve_budget
 from closer.designs.model import Design, DesignPaths, load_design
@@ -88,9 +89,9 @@ def generate_suite(design_name: str, out: Path, kinds: list[TaskKind] | None = N
 
 
 def _existing_entries(suite: SuitePaths) -> list[SuiteEntry]:
-    if not suite.manifest.is_file():
+    if not suite.manifest.exists() and not suite.manifest.is_symlink():
         return []
-    old = SuiteManifest.model_validate_json(suite.manifest.read_text())
+    old = load_json_model(suite.manifest, SuiteManifest, "suite manifest")
     if old.suite_version != SUITE_VERSION:
         raise InputError(f"{suite.manifest}: suite version {old.suite_version} differs from this "
                          f"closer's {SUITE_VERSION}; generate into a new folder")

@@ -183,7 +183,14 @@ def _main() -> None:
 @click.argument("evaluation", type=click.Path(path_type=Path))
 @click.argument("reward", type=click.Path(path_type=Path))
 def _reward_json_command(evaluation: Path, reward: Path) -> None:
-    data = json.loads(evaluation.read_text()) if evaluation.is_file() else {}
+    """A missing or damaged evaluation record is an unscored run: reward 0, the reason on stderr."""
+    from closer.tasks.evaluate import EvaluationRecord
+
+    try:
+        data = load_json_model(evaluation, EvaluationRecord, "evaluation record").model_dump(mode="json")
+    except InputError as exc:
+        click.echo(f"reward-json: {exc}; reward 0", err=True)
+        data = {}
     reward.write_text(json.dumps(reward_json(data), indent=1, allow_nan=False) + "\n")
 
 

@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from closer import __version__
 from closer.budget import ToolClass
@@ -210,9 +210,9 @@ def _cached(entry: Path) -> EvaluationRecord | None:
     if not path.is_file():
         return None
     try:
-        return EvaluationRecord.model_validate_json(path.read_text())
-    except ValidationError:
-        return None  # a half-written or older entry: evaluate again
+        return load_json_model(path, EvaluationRecord, "cached evaluation")
+    except InputError:
+        return None  # a half-written, damaged or older entry: evaluate again
 
 
 def _reuse_trial_evaluation(trial: Trial, store: WorkspacePaths, digests: list[str], cache_root: Path) -> set[str]:
@@ -222,9 +222,9 @@ def _reuse_trial_evaluation(trial: Trial, store: WorkspacePaths, digests: list[s
     if not digests or not path.is_file():
         return set()
     try:
-        evaluation = EvaluationRecord.model_validate_json(path.read_text())
-    except ValidationError:
-        return set()
+        evaluation = load_json_model(path, EvaluationRecord, "trial evaluation")
+    except InputError:
+        return set()  # no usable evaluation to reuse: every snapshot is evaluated
     for digest in digests:
         if evaluation.accepted and load_snapshot(store, digest).files == evaluation.surface_files:
             target = cache_root / digest / "evaluation" / "evaluation.json"
@@ -323,10 +323,6 @@ def hidden_best_so_far(calls: list[RescoredCall]) -> tuple[list[CurvePoint], Mil
 
 def load_rescore(trial_dir: Path) -> RescoreFile | None:
     path = trial_dir / RESCORE_FILE
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return None
-    try:
-        return RescoreFile.model_validate_json(path.read_text())
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise InputError(f"{path}: not a rescore file: {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
+    return load_json_model(path, RescoreFile, "rescore file")

@@ -10,16 +10,20 @@ import shutil
 import sys
 import tempfile
 import time
+import tomllib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from closer import __version__
 from closer.agents import AgentSpec
 from closer.errors import CloserError, InputError, ToolMissing, ToolTimeout
+from closer.budget import resolve_budget
 from closer.metered.broker import Broker
+from closer.metered.config import load_tool_config
 from closer.metered.front import record_interrupted_call
 from closer.metered.run import load_run_info, start_run
 from closer.metered.paths import CONTROL_DIR, WorkspacePaths
@@ -33,7 +37,9 @@ from closer.sandbox.reap import processes_of, reap
 from closer.sandbox.spec import trial_uid
 from closer.tasks.estimator import full_gate_tools
 from closer.tasks.evaluate import EvaluationRecord, load_task
-from closer.tasks.trialstate import Phase, claim_trial, mark, unfinished_trials
+from closer.tasks.trialstate import (BEFORE_AGENT, AgentOutcome, Phase, Progress, claim_trial, mark, read_progress,
+                                     reclaim_trial, unfinished_trials)
+from closer.trajectory.reader import TrajectoryReader
 from closer.trajectory.summary import resolve_params, summarize_trajectory
 from closer.inputs import load_json_model
 
@@ -63,6 +69,8 @@ class RunRecord(BaseModel):
     agent_exit: str
     agent_returncode: int | None
     agent_wall_s: float
+    resumed_from: str | None = Field(None, description=(
+        "the phase a killed run had reached when `closer task run --resume` finished this trial"))
     run_state: str
     run_state_rule: int
     run_state_reason: str
@@ -121,36 +129,105 @@ class RunRecord(BaseModel):
         return self.scored and bool(required) and all(v == "pass" for v in required)
 
 
-def run_trials(task_dir: Path, agent: AgentSpec, trials: int, out: Path, wall_s: float | None = None) -> list[RunRecord]:
+def run_trials(task_dir: Path, agent: AgentSpec, trials: int, out: Path, wall_s: float | None = None,
+               resume: bool = False) -> list[RunRecord]:
+    """Run trials 1..N into OUT. With `resume`, a trial already recorded is kept as it is and one
+    killed mid-way is finished (`resume_trial`); without it, an existing trial folder is refused."""
     paths, task = load_task(task_dir)
     out = out.resolve()
     records = []
     for trial in range(1, trials + 1):
         trial_dir = out / task.task_id / agent.label / f"trial-{trial}"
-        records.append(run_trial(paths.root, agent, trial, trial_dir, wall_s))
+        if resume and (trial_dir / "record.json").exists():
+            records.append(load_json_model(trial_dir / "record.json", RunRecord, "run record"))
+        elif resume and trial_dir.exists():
+            records.append(resume_trial(paths.root, agent, trial, trial_dir, wall_s))
+        else:
+            records.append(run_trial(paths.root, agent, trial, trial_dir, wall_s))
     write_summary(out)
     return records
 
 
 def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wall_s: float | None) -> RunRecord:
     paths, task = load_task(task_dir)
-    claim_trial(trial_dir)  # atomic: a trial folder is never reused (records are never overwritten)
+    with claim_trial(trial_dir):  # atomic: a trial folder is never reused (records are never overwritten)
+        return _run_from_start(paths, task, agent, trial, trial_dir, wall_s)
+
+
+def resume_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wall_s: float | None) -> RunRecord:
+    """Finish a trial whose run was killed, from where its progress marker says it stopped:
+    before the agent started, the trial starts afresh in its folder (nothing was made yet); while
+    the agent ran, its leftovers are killed and the workspace as left is evaluated, the run an
+    `infrastructure_failure` (never counted); while evaluating, the evaluation is redone with the
+    agent's recorded exit. A partial evaluation is set aside, never overwritten."""
+    paths, task = load_task(task_dir)
+    with reclaim_trial(trial_dir) as claim:
+        stopped = claim.progress
+        tp = TrialPaths(trial_dir)
+        if stopped.phase in BEFORE_AGENT and not (tp.run / "trajectory.jsonl").exists():
+            return _run_from_start(paths, task, agent, trial, trial_dir, wall_s)
+        ws = WorkspacePaths(tp.workspace, control_dir=tp.run)
+        load_run_info(ws)  # refuses (exit 2) a trial whose run header is missing or damaged
+        outcome = stopped.agent or _interrupted_agent(stopped, ws)
+        mark(trial_dir, Phase.EVALUATING, agent=outcome)
+        for partial in (tp.evaluation, tp.root / "evaluate.log"):
+            _set_aside(partial)
+        return _evaluate_and_record(paths, task, agent, trial, tp, ws, outcome, resumed_from=stopped.phase.value)
+
+
+def _interrupted_agent(stopped: Progress, ws: WorkspacePaths) -> AgentOutcome:
+    """The harness died while the agent ran: end what is left of it and say so."""
+    leftovers = reap(stopped.uid) if stopped.uid is not None else []
+    record_interrupted_call(ws)
+    records = list(TrajectoryReader(ws.trajectory)) if ws.trajectory.exists() else []
+    errors = [f"the harness (pid {stopped.pid}) was killed while the agent ran (last mark {stopped.updated_at}); "
+              "resumed: the workspace as left was evaluated"]
+    return AgentOutcome(exit=AgentExit.INTERRUPTED.value, returncode=None,
+                        wall_s=max((r.elapsed_s for r in records), default=0.0),  # a lower bound: its last call's end
+                        started_at=load_run_info(ws).started_at.isoformat(timespec="seconds"),
+                        harness_errors=errors, leftover_processes=leftovers)
+
+
+def _sandbox_uid(trial_dir: Path) -> int | None:
+    progress = read_progress(trial_dir)
+    return progress.uid if progress else None
+
+
+def _set_aside(folder: Path) -> None:
+    if folder.exists() or folder.is_symlink():
+        n = 1
+        while (aside := folder.with_name(f"{folder.name}.interrupted-{n}")).exists() or aside.is_symlink():
+            n += 1
+        folder.rename(aside)
+
+
+def _run_from_start(paths, task, agent: AgentSpec, trial: int, trial_dir: Path, wall_s: float | None) -> RunRecord:
     tp = TrialPaths(trial_dir)
     ws = prepare_workspace(paths.workspace, tp)
     shutil.copyfile(paths.instruction, tp.instruction)
-    harness_errors: list[str] = []
+    if wall_s:
+        shorten_wall_clock(ws, wall_s)
     info = start_run(ws)
-    mark(trial_dir, Phase.WORKSPACE, info.run_id)
-    limit = min(info.budget.wall_s, wall_s) if wall_s else info.budget.wall_s
-    solution = paths.hidden.solution if agent.reads_solution(task.kind) else None
+    mark(trial_dir, Phase.WORKSPACE, run_id=info.run_id)
+    limit = info.budget.wall_s
     uid = trial_uid(info.run_id, in_use=lambda u: bool(processes_of(u)))
+    mark(trial_dir, Phase.AGENT, uid=uid)
+    outcome = _run_agent(paths, task.kind, agent, tp, ws, uid, limit)
+    mark(trial_dir, Phase.EVALUATING, agent=outcome)
+    return _evaluate_and_record(paths, task, agent, trial, tp, ws, outcome)
+
+
+def _run_agent(paths, kind: str, agent: AgentSpec, tp: TrialPaths, ws: WorkspacePaths, uid: int,
+               limit: float) -> AgentOutcome:
+    """The agent in its sandbox with the broker and proxy, up to `limit` seconds."""
+    harness_errors: list[str] = []
+    solution = paths.hidden.solution if agent.reads_solution(kind) else None
     sandbox = agent_sandbox(ws.root, tp.broker_socket, tp.instruction, uid, solution=solution,
                             env=agent.env, network=agent.endpoints(), proxy_socket=tp.proxy_socket)
     argv = agent_command(agent.argv(WORKSPACE, INSTRUCTION, SOLUTION if solution else None), agent.endpoints())
     give_to(ws.root, uid)
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     t0 = time.monotonic()
-    mark(trial_dir, Phase.AGENT)
     returncode: int | None = None
     hidden_root = (paths.hidden.root.parent,)  # the suite's hidden part: no metered tool reads it
     broker = Broker(ws, tp.broker_socket, deliver=deliver_as(uid), log=tp.broker_log,
@@ -171,15 +248,19 @@ def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wal
         if proxy is not None:
             proxy.stop()
         shutil.rmtree(tp.socket_dir, ignore_errors=True)
-    agent_wall = round(time.monotonic() - t0, 3)
     if leftovers:
         harness_errors.append(f"processes of the agent outlived its sandbox and were killed: {', '.join(leftovers)}")
     if still_running:
         harness_errors.append(f"{still_running} metered call(s) still running after the wall clock")
     else:
         record_interrupted_call(ws)  # a call cut off mid-way is in the trajectory before it is summarized
-    mark(trial_dir, Phase.EVALUATING)
+    return AgentOutcome(exit=exit_kind.value, returncode=returncode, wall_s=round(time.monotonic() - t0, 3),
+                        started_at=started, harness_errors=harness_errors, leftover_processes=leftovers,
+                        broker_calls_running_at_end=still_running)
 
+
+def _evaluate_and_record(paths, task, agent: AgentSpec, trial: int, tp: TrialPaths, ws: WorkspacePaths,
+                         outcome: AgentOutcome, resumed_from: str | None = None) -> RunRecord:
     evaluation: EvaluationRecord | None = None
     verifier_error = None
     try:
@@ -193,17 +274,19 @@ def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wal
     elif evaluation is not None and not evaluation.scored:
         verifier_error = evaluation.verifier_error
     decision = classify_run(RunEvidence(
-        agent_exit=exit_kind, workspace_scoreable=scoreable, score_produced=score_produced,
-        verifier_error=verifier_error, harness_errors=harness_errors,
+        agent_exit=AgentExit(outcome.exit), workspace_scoreable=scoreable, score_produced=score_produced,
+        verifier_error=verifier_error, harness_errors=outcome.harness_errors,
         trajectory_infra_errors=count_infra_errors(ws.trajectory)))
     params = resolve_params(ws.run_info, full_gate_tools=full_gate_tools(task.kind))
     summary = summarize_trajectory(ws.trajectory, params) if ws.trajectory.exists() else None
     ev = evaluation
+    run_info = load_run_info(ws)
     record = RunRecord(
         task_id=task.task_id, kind=task.kind.value, design=task.design, budget_tier=task.budget_tier, trial=trial,
         agent=agent.label, machinery_baseline=agent.machinery_baseline, agent_backend=agent.backend,
-        agent_model=agent.model, agent_quantization=agent.quantization, run_id=load_run_info(ws).run_id,
-        started_at=started, agent_exit=exit_kind.value, agent_returncode=returncode, agent_wall_s=agent_wall,
+        agent_model=agent.model, agent_quantization=agent.quantization, run_id=run_info.run_id,
+        started_at=outcome.started_at, agent_exit=outcome.exit, agent_returncode=outcome.returncode,
+        agent_wall_s=outcome.wall_s, resumed_from=resumed_from,
         run_state=decision.state.value, run_state_rule=decision.rule, run_state_reason=decision.reason,
         reward=ev.reward if ev else None, scored=bool(ev and ev.scored), accepted=bool(ev and ev.accepted),
         gates=ev.gates if ev else {}, failing_gates=ev.failing_gates if ev else [],
@@ -223,16 +306,18 @@ def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wal
         locked_violations=[v.model_dump() for v in ev.locked_violations] if ev else [],
         suite_version=task.suite_version,
         tool_versions={**(ev.provenance if ev else {}), **{f"metered__{k}": v for k, v in
-                                                            load_run_info(ws).provenance.tool_versions.items()}},
+                                                            run_info.provenance.tool_versions.items()}},
         closer_version=__version__,
-        paths={"trial": str(trial_dir), "workspace": str(ws.root), "run": str(ws.control),
+        paths={"trial": str(tp.root), "workspace": str(ws.root), "run": str(ws.control),
                "trajectory": str(ws.trajectory), "task": str(paths.root),
                "evaluation": str(tp.evaluation / "evaluation.json"), "agent_log": str(tp.agent_log)},
-        sandbox={"uid": uid, "network": [str(e) for e in agent.endpoints()],
-                 "leftover_processes": leftovers, "broker_calls_running_at_end": still_running},
+        sandbox={"uid": _sandbox_uid(tp.root),
+                 "network": [str(e) for e in agent.endpoints()],
+                 "leftover_processes": outcome.leftover_processes,
+                 "broker_calls_running_at_end": outcome.broker_calls_running_at_end},
     )
     write_once(tp.record, record.model_dump_json(indent=2) + "\n")
-    mark(trial_dir, Phase.RECORDED)
+    mark(tp.root, Phase.RECORDED)
     return record
 
 
@@ -315,7 +400,7 @@ def evaluate_sandboxed(workspace: Path, paths, tp: TrialPaths) -> EvaluationReco
     record = tp.evaluation / "evaluation.json"
     if not record.is_file():
         raise CloserError(f"the evaluator wrote no record (exit {done.returncode}): {done.log_tail(3)}")
-    return EvaluationRecord.model_validate_json(record.read_text())
+    return load_json_model(record, EvaluationRecord, "evaluation record")  # InputError: a verifier failure
 
 
 def prepare_workspace(task_workspace: Path, tp: TrialPaths) -> WorkspacePaths:
@@ -328,6 +413,17 @@ def prepare_workspace(task_workspace: Path, tp: TrialPaths) -> WorkspacePaths:
         raise InputError(f"{task_workspace}: no {CONTROL_DIR}/tools.toml: not a task workspace")
     shutil.move(control, tp.run)
     return WorkspacePaths(tp.workspace, control_dir=tp.run)
+
+
+def shorten_wall_clock(ws: WorkspacePaths, wall_s: float) -> None:
+    """`--wall-s` becomes the metered run's own wall clock (trial copy of tools.toml, before the
+    run starts), so a call still running when the agent's time is up times out with it and is
+    recorded, instead of outliving the run."""
+    config = load_tool_config(ws.tools_config)
+    tier_wall_s = resolve_budget(config.budget).wall_s
+    data = tomllib.loads(ws.tools_config.read_text())
+    data.setdefault("budget", {})["wall_s"] = min(tier_wall_s, wall_s)
+    ws.tools_config.write_text(tomli_w.dumps(data))
 
 
 def give_to(root: Path, uid: int) -> None:

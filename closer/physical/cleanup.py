@@ -5,6 +5,10 @@ leaves 0.105 um steps facing each other) are filled with metal.
 A notch lies inside one merged polygon, so the metal added belongs to the net that polygon
 already is; a fill is added only where it stays at the spacing from every other polygon of the
 layer, so it cannot create a short or a new spacing error. DRC and LVS run on the result.
+
+Holes below the layer's minimum hole area (m1.7: a U-shaped met1 wire, via pads and a patch of one
+net around a 0.245 x 0.2 um gap) are filled the same way: a hole is enclosed by one merged
+polygon, so its fill is that net's metal, and a hole with any other polygon inside is left alone.
 """
 
 from __future__ import annotations
@@ -35,6 +39,36 @@ HORIZONTAL = ("li1", "met1", "met3", "met5")  # preferred direction: a short isl
 
 def area_rules() -> dict[str, float]:
     return {r.layer: r.value for r in RULES if r.kind == "area" and r.layer in METALS}
+
+
+def hole_area_rules() -> dict[str, float]:
+    return {r.layer: r.value for r in RULES if r.kind == "hole_area" and r.layer in METALS}
+
+
+def fill_holes(gds: Path) -> dict[str, int]:
+    """Fill, in place, every hole below the layer's minimum hole area that nothing else lies in;
+    returns the number of holes filled per layer (none leaves the file untouched)."""
+    import klayout.db as kdb
+
+    layout = kdb.Layout()
+    layout.read(str(gds))
+    top = layout.top_cell()
+    filled: dict[str, int] = {}
+    for layer, area_um2 in hole_area_rules().items():
+        idx = layout.find_layer(*LAYERS[layer])
+        if idx is None:
+            continue
+        limit = area_um2 / (layout.dbu * layout.dbu)
+        region = kdb.Region(top.begin_shapes_rec(idx)).merged()
+        small = kdb.Region([h for h in region.holes().each() if h.area() < limit - 1e-6])
+        # a hole with another net's polygon inside would bridge it: keep only the empty ones
+        fills = kdb.Region([h for h in small.each() if (region & kdb.Region(h)).is_empty()])
+        if not fills.is_empty():
+            top.shapes(idx).insert(fills)
+            filled[layer] = fills.count()
+    if filled:
+        layout.write(str(gds))
+    return filled
 
 
 def _grow_to_area(box, area_dbu2: float, horizontal: bool, grid: int):

@@ -23,11 +23,12 @@ from typing import Any, ClassVar
 
 from closer.errors import InputError
 from closer.pdk import ALL_CORNERS, CORNERS, PdkPaths, pdk
-from closer.physical import cleanup, cts, defio, drc, gds, lvs, netlist as netlist_mod, parasitics, pinaccess, place, repair, route, sta
+from closer.physical import cleanup, cts, defio, drc, gds, lvs, netlist as netlist_mod, parasitics, pinaccess, place, repair, route, signoff_drc, sta
 from closer.physical.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
 from closer.physical.lef import Macro, Tech, read_macros, read_tech
 from closer.physical.netlist import Netlist
 from closer.sdc import SdcPolicy, write_canonical
+from closer.toolchain import tool_versions
 
 
 @dataclass
@@ -63,7 +64,8 @@ class PhysicalPaths:
         <out>/final.def               routed DEF + pin-access vias
         <out>/<top>.gds               the signed-off layout
         <out>/<top>.spef              parasitics (from qrouter's RC trees)
-        <out>/drc/ lvs/ sta/          reports
+        <out>/drc/ lvs/ sta/          reports (drc/: Closer's deck, the repair loop's checker)
+        <out>/signoff_drc/            the official deck's (sky130A_mr.drc) report and per-rule counts
         <out>/steps.json              per-step wall time and metrics
         <out>/metadata.json           metrics (ORFS names + closer__*) and provenance
     """
@@ -80,6 +82,7 @@ class PhysicalPaths:
     gds = property(lambda s: s.root / f"{s.top}.gds")
     spef = property(lambda s: s.root / f"{s.top}.spef")
     drc_dir = property(lambda s: s.root / "drc")
+    signoff_drc_dir = property(lambda s: s.root / "signoff_drc")
     lvs_dir = property(lambda s: s.root / "lvs")
     sta_dir = property(lambda s: s.root / "sta")
     steps_json = property(lambda s: s.root / "steps.json")
@@ -103,6 +106,7 @@ class Context:
     route_result: route.RouteResult | None = None
     drc_result: drc.DrcResult | None = None
     lvs_result: lvs.LvsResult | None = None
+    signoff_drc_result: signoff_drc.SignoffDrcResult | None = None
     sta_results: list[sta.StaResult] = field(default_factory=list)
     metrics: dict[str, Any] = field(default_factory=dict)
     steps: list[dict] = field(default_factory=list)
@@ -244,11 +248,18 @@ class Route(Step):
                 "closer__route__wall_s": round(r.wall_s, 2), "closer__route__peak_rss_mb": round(r.peak_rss_mb, 1)}
 
 
+def port_names(n: Netlist) -> dict[str, str]:
+    """DEF pin name -> the netlist's port name (the GDS pin labels)."""
+    return {safe: n.original.get(safe, safe) for safe in n.ports}
+
+
 class Gds(Step):
     id = "Gds"
+    inputs = ("netlist",)
 
     def run(self, ctx):
-        gds.def_to_gds(ctx.paths.final_def, ctx.pdk.tech_lef, ctx.pdk.cell_lef, ctx.pdk.gds, ctx.paths.gds)
+        gds.def_to_gds(ctx.paths.final_def, ctx.pdk.tech_lef, ctx.pdk.cell_lef, ctx.pdk.gds, ctx.paths.gds,
+                       port_names(ctx.netlist))
         return {}
 
 
@@ -310,10 +321,12 @@ class Repair(Step):
         def signoff(routed_def, rc, failed, rdir):
             final_def = route.finalize_def(routed_def, ctx.layout, ctx.netlist, ctx.macros, ctx.access,
                                            rdir / "final.def", cfg.pin_access, failed)
-            gds_path = gds.def_to_gds(final_def, ctx.pdk.tech_lef, ctx.pdk.cell_lef, ctx.pdk.gds, rdir / f"{ctx.top}.gds")
+            gds_path = gds.def_to_gds(final_def, ctx.pdk.tech_lef, ctx.pdk.cell_lef, ctx.pdk.gds, rdir / f"{ctx.top}.gds",
+                                      port_names(ctx.netlist))
             if cfg.repair.fill:
                 cleanup.fill_notches(gds_path)
                 cleanup.fill_min_area(gds_path)
+                cleanup.fill_holes(gds_path)
             d = drc.run_drc(gds_path, rdir / "drc")
             v = lvs.run_lvs(gds_path, ctx.layout, ctx.netlist, ctx.macros, rdir / "lvs")
             return repair.Candidate(routed_def, rc, failed, final_def, gds_path, d, v, shorts_located(final_def, v))
@@ -355,13 +368,33 @@ class Cleanup(Step):
     def run(self, ctx):
         notches = cleanup.fill_notches(ctx.paths.gds) if ctx.drc_result.total else {}
         islands = cleanup.fill_min_area(ctx.paths.gds) if ctx.drc_result.total else {}
+        holes = cleanup.fill_holes(ctx.paths.gds) if ctx.drc_result.total else {}
         out = {"closer__cleanup__notch_fills": sum(notches.values()),
-               "closer__cleanup__area_fills": sum(islands.values())}
-        if notches or islands:
+               "closer__cleanup__area_fills": sum(islands.values()),
+               "closer__cleanup__hole_fills": sum(holes.values())}
+        if notches or islands or holes:
             ctx.drc_result = drc.run_drc(ctx.paths.gds, ctx.paths.drc_dir)
             ctx.lvs_result = lvs.run_lvs(ctx.paths.gds, ctx.layout, ctx.netlist, ctx.macros, ctx.paths.lvs_dir)
             out.update({**drc_metrics(ctx.drc_result), **lvs_metrics(ctx.lvs_result)})
         return out
+
+
+def signoff_drc_metrics(d: signoff_drc.SignoffDrcResult) -> dict[str, Any]:
+    return {"closer__signoff__official_drc__errors": d.total, "closer__signoff__official_drc__rules": len(d.counts),
+            "closer__signoff__official_drc__wall_s": round(d.wall_s, 2),
+            **{f"closer__signoff__official_drc__{rule}": n for rule, n in d.nonzero().items()}}
+
+
+class SignoffDrc(Step):
+    """The official deck (sky130A_mr.drc: FEOL, BEOL, off-grid) on the final GDS; the drc gate
+    reads its total (closer.physical.signoff_drc)."""
+
+    id = "SignoffDrc"
+
+    def run(self, ctx):
+        ctx.signoff_drc_result = signoff_drc.run_signoff_drc(ctx.paths.gds, ctx.top, ctx.paths.signoff_drc_dir,
+                                                             ctx.pdk.signoff_drc_deck)
+        return signoff_drc_metrics(ctx.signoff_drc_result)
 
 
 class Sta(Step):
@@ -422,16 +455,18 @@ class Metrics(Step):
              "finish__design__instance__utilization": round(area / core, 4)}
         unrouted = ctx.route_result.failed_nets if ctx.route_result else None
         drc_total = ctx.drc_result.total if ctx.drc_result else None
+        official_total = ctx.signoff_drc_result.total if ctx.signoff_drc_result else None
         lvs_ok = ctx.lvs_result.ok if ctx.lvs_result else None
-        m["closer__gate__route__pass"] = unrouted == 0
-        m["closer__gate__drc__pass"] = drc_total == 0
+        m["closer__gate__route__pass"] = unrouted == 0 and drc_total == 0
+        m["closer__gate__drc__pass"] = official_total == 0
         m["closer__gate__lvs__pass"] = bool(lvs_ok)
-        m["closer__gate__signoff__pass"] = unrouted == 0 and drc_total == 0 and bool(lvs_ok)
+        m["closer__gate__signoff__pass"] = (m["closer__gate__route__pass"] and m["closer__gate__drc__pass"]
+                                            and bool(lvs_ok))
         return m
 
 
 STEPS: tuple[type[Step], ...] = (ReadNetlist, Floorplan, Place, ClockTree, Fill, WriteDef, PinAccess, Route, Gds, Drc,
-                                 Lvs, Repair, Cleanup, Sta, Metrics)
+                                 Lvs, Repair, Cleanup, SignoffDrc, Sta, Metrics)
 
 
 @dataclass
@@ -461,7 +496,13 @@ def provenance(ctx: Context) -> dict[str, Any]:
                        "netlist_sha256": hashlib.sha256(ctx.netlist_v.read_bytes()).hexdigest(),
                        "sdc": str(ctx.sdc) if ctx.sdc else None},
             "host": platform.node(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "drc_deck": "closer.physical.drc_deck (sky130 periphery rule values, BEOL li1..met5)"}
+            "drc_deck": "closer.physical.drc_deck (sky130 periphery rule values, BEOL li1..met5)",
+            "signoff_drc_deck": {"path": str(ctx.pdk.signoff_drc_deck), "sha256": _sha256(ctx.pdk.signoff_drc_deck),
+                                 "klayout": tool_versions().get("klayout"), "options": signoff_drc.DECK_OPTIONS}}
+
+
+def _sha256(path: Path) -> str | None:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
 
 
 def run_physical(netlist_v: Path, top: str, sdc: Path | None, out_dir: Path,

@@ -129,6 +129,9 @@ def _num(value, fmt: str = "{:.4g}") -> str:
     return "n/a" if value is None else fmt.format(value) if isinstance(value, (int, float)) else str(value)
 
 
+OFFICIAL_SUMMARY_KEYS = ("errors", "rules", "wall_s")
+
+
 def pnr_lines(score: TreeScore, task: TaskConfig, outputs: dict[str, Path]) -> list[str]:
     m = score.metrics
     lines = [f"unrouted nets: {_num(m.get('closer__route__unrouted_nets'))}"]
@@ -136,6 +139,10 @@ def pnr_lines(score: TreeScore, task: TaskConfig, outputs: dict[str, Path]) -> l
            if k.startswith("closer__signoff__drc__") and k != "closer__signoff__drc__errors" and v}
     lines.append(f"DRC errors: {_num(m.get('closer__signoff__drc__errors'))}"
                  + (" (" + ", ".join(f"{r} {n}" for r, n in sorted(drc.items())) + ")" if drc else ""))
+    official = {k.removeprefix("closer__signoff__official_drc__"): v for k, v in m.items()
+                if k.startswith("closer__signoff__official_drc__") and k.rsplit("__", 1)[1] not in OFFICIAL_SUMMARY_KEYS}
+    lines.append(f"official DRC (sky130A_mr.drc) errors: {_num(m.get('closer__signoff__official_drc__errors'))}"
+                 + (" (" + ", ".join(f"{r} {n}" for r, n in sorted(official.items())) + ")" if official else ""))
     lines.append(f"LVS: {'clean' if m.get('closer__signoff__lvs__clean') else 'not clean'}: "
                  f"opens {_num(m.get('closer__signoff__lvs__opens'))}, shorts {_num(m.get('closer__signoff__lvs__shorts'))}")
     corners = task.public.physical.corners if task.public.physical else []

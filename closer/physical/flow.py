@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from closer.errors import InputError
 from closer.pdk import ALL_CORNERS, CORNERS, PdkPaths, pdk
-from closer.physical import cleanup, cts, defio, drc, gds, lvs, netlist as netlist_mod, parasitics, pinaccess, place, repair, route, signoff_drc, sta
+from closer.physical import antenna, cleanup, cts, defio, drc, gds, lvs, netlist as netlist_mod, parasitics, pinaccess, place, repair, route, signoff_drc, sta
 from closer.physical.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
 from closer.physical.lef import Macro, Tech, read_macros, read_tech
 from closer.physical.netlist import Netlist
@@ -66,6 +66,7 @@ class PhysicalPaths:
         <out>/<top>.spef              parasitics (from qrouter's RC trees)
         <out>/drc/ lvs/ sta/          reports (drc/: Closer's deck, the repair loop's checker)
         <out>/signoff_drc/            the official deck's (sky130A_mr.drc) report and per-rule counts
+        <out>/antenna/antenna.json    the antenna check (LEF ratios per net and layer)
         <out>/steps.json              per-step wall time and metrics
         <out>/metadata.json           metrics (ORFS names + closer__*) and provenance
     """
@@ -83,6 +84,7 @@ class PhysicalPaths:
     spef = property(lambda s: s.root / f"{s.top}.spef")
     drc_dir = property(lambda s: s.root / "drc")
     signoff_drc_dir = property(lambda s: s.root / "signoff_drc")
+    antenna_dir = property(lambda s: s.root / "antenna")
     lvs_dir = property(lambda s: s.root / "lvs")
     sta_dir = property(lambda s: s.root / "sta")
     steps_json = property(lambda s: s.root / "steps.json")
@@ -107,6 +109,7 @@ class Context:
     drc_result: drc.DrcResult | None = None
     lvs_result: lvs.LvsResult | None = None
     signoff_drc_result: signoff_drc.SignoffDrcResult | None = None
+    antenna_result: antenna.AntennaResult | None = None
     sta_results: list[sta.StaResult] = field(default_factory=list)
     metrics: dict[str, Any] = field(default_factory=dict)
     steps: list[dict] = field(default_factory=list)
@@ -397,6 +400,30 @@ class SignoffDrc(Step):
         return signoff_drc_metrics(ctx.signoff_drc_result)
 
 
+DIODE_CELL = "sky130_fd_sc_hd__diode_2"
+
+
+def antenna_metrics(a: antenna.AntennaResult, n: Netlist) -> dict[str, Any]:
+    return {"detailedroute__antenna__violating__nets": len(a.violating_nets),
+            "detailedroute__antenna_diodes_count": sum(1 for i in n.instances.values() if i.master == DIODE_CELL),
+            "closer__signoff__antenna__violations": len(a.violations),
+            "closer__signoff__antenna__checks": a.checks,
+            "closer__signoff__antenna__worst_margin": round(a.worst_margin, 4),
+            "closer__signoff__antenna__violating_net_names": a.violating_nets[:50]}
+
+
+class Antenna(Step):
+    """The LEF antenna ratios per net and layer on the final GDS (closer.physical.antenna)."""
+
+    id = "Antenna"
+    inputs = ("netlist", "layout")
+
+    def run(self, ctx):
+        ctx.antenna_result = antenna.check_antenna(ctx.paths.gds, ctx.layout, ctx.netlist, ctx.macros, ctx.tech,
+                                                   ctx.paths.antenna_dir)
+        return antenna_metrics(ctx.antenna_result, ctx.netlist)
+
+
 class Sta(Step):
     id = "Sta"
     inputs = ("netlist",)
@@ -457,16 +484,18 @@ class Metrics(Step):
         drc_total = ctx.drc_result.total if ctx.drc_result else None
         official_total = ctx.signoff_drc_result.total if ctx.signoff_drc_result else None
         lvs_ok = ctx.lvs_result.ok if ctx.lvs_result else None
+        antenna_nets = len(ctx.antenna_result.violating_nets) if ctx.antenna_result else None
+        m["closer__gate__antenna__pass"] = antenna_nets == 0
         m["closer__gate__route__pass"] = unrouted == 0 and drc_total == 0
         m["closer__gate__drc__pass"] = official_total == 0
         m["closer__gate__lvs__pass"] = bool(lvs_ok)
         m["closer__gate__signoff__pass"] = (m["closer__gate__route__pass"] and m["closer__gate__drc__pass"]
-                                            and bool(lvs_ok))
+                                            and bool(lvs_ok) and m["closer__gate__antenna__pass"])
         return m
 
 
 STEPS: tuple[type[Step], ...] = (ReadNetlist, Floorplan, Place, ClockTree, Fill, WriteDef, PinAccess, Route, Gds, Drc,
-                                 Lvs, Repair, Cleanup, SignoffDrc, Sta, Metrics)
+                                 Lvs, Repair, Cleanup, SignoffDrc, Antenna, Sta, Metrics)
 
 
 @dataclass

@@ -240,6 +240,28 @@ def test_antenna_check_flags_a_long_stub(counter_run, pdk_paths, tmp_path):
     assert json.loads((tmp_path / "antenna" / "antenna.json").read_text())["violating_nets"] == [pin.name]
 
 
+@pytest.mark.slow
+def test_antenna_repair_inserts_diodes_until_clean(counter_run, tmp_path):
+    """Two-way repair: with the limits tightened to a tenth (a test-only knob that can only
+    tighten) the routed counter has violations; diodes beside the flagged gates, a new route and
+    sign-off clear them, with DRC (both decks) and LVS still clean."""
+    from closer.physical.antenna import AntennaConfig
+
+    _, work = counter_run
+    cfg = PhysicalConfig(clock_port="clk", clock_period_ns=5.0, corners=("tt_025C_1v80",),
+                         antenna=AntennaConfig(limit_scale=0.1))
+    result = run_physical(work / "counter.v", "counter", None, tmp_path / "tight", cfg)
+    m = result.metrics
+    assert m["closer__antenna__violating_nets_before_repair"] > 0 and m["closer__antenna__repair_rounds"] >= 1
+    assert m["detailedroute__antenna__violating__nets"] == 0 and m["detailedroute__antenna_diodes_count"] >= 1
+    assert m["closer__signoff__lvs__clean"] is True and m["closer__route__unrouted_nets"] == 0
+    assert m["closer__signoff__official_drc__errors"] == 0 and m["detailedroute__route__drc_errors"] == 0
+    diodes = result.netlist.read_text().count("sky130_fd_sc_hd__diode_2 ant_diode_")
+    assert diodes == m["detailedroute__antenna_diodes_count"]  # the layout's netlist carries them (STA, LVS)
+    with pytest.raises(Exception, match="only tightens"):
+        AntennaConfig(limit_scale=1.5)
+
+
 def test_gds_pin_labels_are_the_verilog_port_names(counter_run):
     result, work = counter_run
     layout = kdb.Layout()

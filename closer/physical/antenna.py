@@ -33,6 +33,20 @@ CUT_ABOVE = {"li1": "mcon", "met1": "via", "met2": "via2", "met3": "via3", "met4
 
 
 @dataclass(frozen=True)
+class AntennaConfig:
+    repair_rounds: int = 2     # diode-insertion rounds (closer.physical.diodes), each a new route
+    # the LEF limits times this; only ever <= 1 (tighter than the foundry's: tests use it to
+    # make a clean layout fail and exercise the repair), never a way to loosen a rule
+    limit_scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.limit_scale <= 1:
+            raise InputError(f"antenna limit_scale {self.limit_scale}: must be in (0, 1] (only tightens)")
+        if self.repair_rounds < 0:
+            raise InputError(f"antenna repair_rounds {self.repair_rounds}: must be >= 0")
+
+
+@dataclass(frozen=True)
 class AntennaViolation:
     net: str
     layer: str            # the routing or cut layer whose ratio is exceeded
@@ -107,7 +121,7 @@ def _checks_of(rule: AntennaRule | None, name: str):
 
 
 def check_antenna(gds: Path, layout: Layout, netlist: Netlist, macros: dict[str, Macro], tech: Tech,
-                  out_dir: Path | None = None) -> AntennaResult:
+                  out_dir: Path | None = None, limit_scale: float = 1.0) -> AntennaResult:
     import klayout.db as kdb
 
     start = time.monotonic()
@@ -152,6 +166,7 @@ def check_antenna(gds: Path, layout: Layout, netlist: Netlist, macros: dict[str,
                 limit = rule.limit(diff)
                 if limit is None or limit <= 0:
                     continue
+                limit *= limit_scale
                 ratio = value / gate
                 result.checks += 1
                 result.worst_margin = max(result.worst_margin, ratio / limit)

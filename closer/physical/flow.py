@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from closer.errors import InputError
 from closer.pdk import ALL_CORNERS, CORNERS, PdkPaths, pdk
-from closer.physical import antenna, cleanup, cts, defio, drc, gds, lvs, netlist as netlist_mod, parasitics, pinaccess, place, repair, route, signoff_drc, sta
+from closer.physical import antenna, cleanup, cts, diodes, defio, drc, gds, lvs, netlist as netlist_mod, parasitics, pinaccess, place, repair, route, signoff_drc, sta
 from closer.physical.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
 from closer.physical.lef import Macro, Tech, read_macros, read_tech
 from closer.physical.netlist import Netlist
@@ -38,6 +38,7 @@ class PhysicalConfig:
     route: route.RouteConfig = field(default_factory=route.RouteConfig)
     repair: repair.RepairConfig = field(default_factory=repair.RepairConfig)
     cts: cts.CtsConfig = field(default_factory=cts.CtsConfig)
+    antenna: antenna.AntennaConfig = field(default_factory=antenna.AntennaConfig)
     pin_access: str = "hybrid"   # "lef" | "hybrid" | "pads" (see pinaccess)
     corners: tuple[str, ...] = CORNERS
     signoff_corner: str = "tt_025C_1v80"  # the corner of the finish__* timing and power keys
@@ -400,28 +401,56 @@ class SignoffDrc(Step):
         return signoff_drc_metrics(ctx.signoff_drc_result)
 
 
-DIODE_CELL = "sky130_fd_sc_hd__diode_2"
-
-
 def antenna_metrics(a: antenna.AntennaResult, n: Netlist) -> dict[str, Any]:
     return {"detailedroute__antenna__violating__nets": len(a.violating_nets),
-            "detailedroute__antenna_diodes_count": sum(1 for i in n.instances.values() if i.master == DIODE_CELL),
+            "detailedroute__antenna_diodes_count": sum(1 for i in n.instances.values() if i.master == diodes.DIODE_CELL),
             "closer__signoff__antenna__violations": len(a.violations),
             "closer__signoff__antenna__checks": a.checks,
             "closer__signoff__antenna__worst_margin": round(a.worst_margin, 4),
             "closer__signoff__antenna__violating_net_names": a.violating_nets[:50]}
 
 
+# what runs again after diodes are placed: fill to sign-off (the clock tree stays)
+REROUTE_STEPS: tuple[str, ...] = ("Fill", "WriteDef", "PinAccess", "Route", "Gds", "Drc", "Lvs", "Repair", "Cleanup",
+                                  "SignoffDrc")
+
+
 class Antenna(Step):
-    """The LEF antenna ratios per net and layer on the final GDS (closer.physical.antenna)."""
+    """The LEF antenna ratios per net and layer on the final GDS (closer.physical.antenna); with
+    violations, diodes beside the flagged gates (closer.physical.diodes) and the layout routed and
+    signed off again, up to `AntennaConfig.repair_rounds` times."""
 
     id = "Antenna"
     inputs = ("netlist", "layout")
 
     def run(self, ctx):
-        ctx.antenna_result = antenna.check_antenna(ctx.paths.gds, ctx.layout, ctx.netlist, ctx.macros, ctx.tech,
-                                                   ctx.paths.antenna_dir)
-        return antenna_metrics(ctx.antenna_result, ctx.netlist)
+        cfg = ctx.config.antenna
+        ctx.antenna_result = self._check(ctx)
+        before = len(ctx.antenna_result.violating_nets)
+        done: set[tuple[str, str]] = set()
+        rounds = 0
+        while ctx.antenna_result.violations and rounds < cfg.repair_rounds:
+            sites = diodes.diode_sites(ctx.antenna_result.violations, done)
+            if not sites:
+                break
+            rounds += 1
+            names = diodes.insert_diodes(ctx.netlist, ctx.layout, ctx.macros, sites)
+            done |= set(sites)
+            out = ctx.paths.root / f"{ctx.top}_diodes.v"
+            diodes.write_verilog(ctx.netlist_v, out.with_suffix(".tmp.v"), ctx.netlist, names)
+            out.with_suffix(".tmp.v").replace(out)
+            ctx.netlist_v = out
+            for step_cls in STEPS:
+                if step_cls.id in REROUTE_STEPS:
+                    step_cls().start(ctx)
+            ctx.antenna_result = self._check(ctx)
+        return {**antenna_metrics(ctx.antenna_result, ctx.netlist), "closer__antenna__repair_rounds": rounds,
+                "closer__antenna__violating_nets_before_repair": before}
+
+    @staticmethod
+    def _check(ctx) -> antenna.AntennaResult:
+        return antenna.check_antenna(ctx.paths.gds, ctx.layout, ctx.netlist, ctx.macros, ctx.tech,
+                                     ctx.paths.antenna_dir, ctx.config.antenna.limit_scale)
 
 
 class Sta(Step):

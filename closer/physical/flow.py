@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import platform
 import resource
 import shutil
@@ -386,7 +387,12 @@ class Cleanup(Step):
 def signoff_drc_metrics(d: signoff_drc.SignoffDrcResult) -> dict[str, Any]:
     return {"closer__signoff__official_drc__errors": d.total, "closer__signoff__official_drc__rules": len(d.counts),
             "closer__signoff__official_drc__wall_s": round(d.wall_s, 2),
-            **{f"closer__signoff__official_drc__{rule}": n for rule, n in d.nonzero().items()}}
+            **{f"closer__signoff__official_drc__{_key_part(rule)}": n for rule, n in d.nonzero().items()}}
+
+
+def _key_part(rule: str) -> str:
+    """A deck rule name as a metric-key segment (the metadata schema's character set)."""
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", rule)
 
 
 class SignoffDrc(Step):

@@ -124,7 +124,9 @@ class PnrTask(ASICTask):
         shutil.copyfile(result.gds, f"outputs/{top}.gds")
         shutil.copyfile(result.def_, f"outputs/{top}.def")
         print(f"pnr: unrouted {result.metrics.get('closer__route__unrouted_nets')}, DRC "
-              f"{result.metrics.get('detailedroute__route__drc_errors')}, LVS opens/shorts "
+              f"{result.metrics.get('detailedroute__route__drc_errors')} (official deck "
+              f"{result.metrics.get('closer__signoff__official_drc__errors')}), antenna nets "
+              f"{result.metrics.get('detailedroute__antenna__violating__nets')}, LVS opens/shorts "
               f"{result.metrics.get('closer__signoff__lvs__opens')}/"
               f"{result.metrics.get('closer__signoff__lvs__shorts')}")
         return 0

@@ -4,8 +4,9 @@
 
 Steps (each a small class with declared inputs/outputs; `Step.start` is the one place that
 times a step and records it): ReadNetlist, Floorplan (die, rows, tap cells), Place (IO pins,
-global placement, legalization), Fill, WriteDef (with the power grid), PinAccess, Route,
-Finalize, Gds, Drc, Lvs, Parasitics, Sta, Metrics.
+global placement, legalization), ClockTree, Fill, WriteDef (with the power grid), PinAccess,
+Route (+ finalize), Gds, Drc (Closer's deck), Lvs, Repair, Cleanup, SignoffDrc (the official
+deck: the drc gate), Antenna (LEF ratios; diode repair), Sta, Metrics.
 """
 
 from __future__ import annotations

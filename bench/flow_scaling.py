@@ -114,7 +114,9 @@ def write_report(rows: list[dict], out_md: Path, out_json: Path) -> None:
         if not m:
             lines.append(f"| {r['design']} |" + " – |" * 14 + f" error: {r.get('error', '')[:80]} |")
             continue
-        st = {s["step"]: s["wall_s"] for s in r["steps"]}
+        st: dict[str, float] = {}
+        for s in r["steps"]:  # a step run again (antenna repair) counts with both runs
+            st[s["step"]] = st.get(s["step"], 0.0) + s["wall_s"]
         tt = "tt_025C_1v80"
         lvs = ("clean" if m.get("closer__signoff__lvs__clean") else
                f"{m.get('closer__signoff__lvs__opens')} open / {m.get('closer__signoff__lvs__shorts')} short")
@@ -136,18 +138,44 @@ def write_report(rows: list[dict], out_md: Path, out_json: Path) -> None:
                  if k.startswith("closer__signoff__drc__") and k != "closer__signoff__drc__errors"
                  and not isinstance(v, bool) and v}
         lines.append(f"| {r['design']} | " + (", ".join(f"{k} {v}" for k, v in sorted(rules.items(), key=lambda kv: -kv[1])) or "none") + " |")
-    lines += ["", "## Time per step (s)", "", "| design | " + " | ".join(s["step"] for s in rows[0].get("steps", [])) + " |",
-              "|---|" + "---|" * len(rows[0].get("steps", []))]
+    lines += ["", "## Official deck (sky130A_mr.drc: FEOL, BEOL, off-grid) and antenna, final GDS", "",
+              "The drc gate reads the official deck (`closer.physical.signoff_drc`); Closer's deck above is the "
+              "repair loop's checker. Antenna: LEF ratios per net and layer (`closer.physical.antenna`), "
+              "violations before and after diode insertion.", "",
+              "| design | official total | official rules with markers | deck s | antenna nets before repair | "
+              "diodes | antenna nets | worst ratio/limit |", "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        m = r.get("metrics", {})
+        if "closer__signoff__official_drc__errors" not in m:
+            lines.append(f"| {r['design']} | not run with the official deck |" + " – |" * 6)
+            continue
+        official = {k.removeprefix("closer__signoff__official_drc__"): v for k, v in m.items()
+                    if k.startswith("closer__signoff__official_drc__")
+                    and k.rsplit("__", 1)[1] not in ("errors", "rules", "wall_s") and v}
+        lines.append(f"| {r['design']} | {m['closer__signoff__official_drc__errors']} | "
+                     + (", ".join(f"{k} {v}" for k, v in sorted(official.items(), key=lambda kv: -kv[1])) or "none")
+                     + f" | {_fmt(m.get('closer__signoff__official_drc__wall_s'), 1)}"
+                     f" | {m.get('closer__antenna__violating_nets_before_repair', '–')}"
+                     f" | {m.get('detailedroute__antenna_diodes_count', '–')}"
+                     f" | {m.get('detailedroute__antenna__violating__nets', '–')}"
+                     f" | {_fmt(m.get('closer__signoff__antenna__worst_margin'), 3)} |")
+    # step names over every row, in first-seen order (rows from older reports have fewer steps; a
+    # step run twice, as after an antenna repair, is summed for time and maxed for memory)
+    names = list(dict.fromkeys(s["step"] for r in rows for s in r.get("steps", [])))
+    header = ["| design | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    lines += ["", "## Time per step (s)", "", *header]
     for r in rows:
         if r.get("steps"):
-            lines.append(f"| {r['design']} | " + " | ".join(_fmt(s["wall_s"], 1) for s in r["steps"]) + " |")
-    lines += ["", "## Memory (MB, high-water marks after each step: Python process / largest external tool)", "",
-              "| design | " + " | ".join(s["step"] for s in rows[0].get("steps", [])) + " |",
-              "|---|" + "---|" * len(rows[0].get("steps", []))]
+            wall = {n: sum(s["wall_s"] for s in r["steps"] if s["step"] == n) for n in names}
+            seen = {s["step"] for s in r["steps"]}
+            lines.append(f"| {r['design']} | " + " | ".join(_fmt(wall[n], 1) if n in seen else "–" for n in names) + " |")
+    lines += ["", "## Memory (MB, high-water marks after each step: Python process / largest external tool)", "", *header]
     for r in rows:
         if r.get("steps"):
+            last = {s["step"]: s for s in r["steps"]}
             lines.append(f"| {r['design']} | " + " | ".join(
-                f"{_fmt(s.get('python_peak_rss_mb'), 0)} / {_fmt(s.get('tools_peak_rss_mb'), 0)}" for s in r["steps"]) + " |")
+                f"{_fmt(last[n].get('python_peak_rss_mb'), 0)} / {_fmt(last[n].get('tools_peak_rss_mb'), 0)}"
+                if n in last else "–" for n in names) + " |")
     lines += ["", "Router passes (failed nets after stage1 and each stage2 pass; `capped` = rerun stopped at the best pass):", ""]
     for r in rows:
         m = r.get("metrics", {})
@@ -180,7 +208,9 @@ def main() -> None:
         rows = sorted([r for r in rows if r["design"] != name] + [row], key=lambda r: order.index(r["design"]))
         m = row.get("metrics", {})
         print(name, m.get("finish__design__instance__count"), "unrouted", m.get("closer__route__unrouted_nets"),
-              "drc", m.get("detailedroute__route__drc_errors"), "lvs", m.get("closer__signoff__lvs__clean"),
+              "drc", m.get("detailedroute__route__drc_errors"), "official drc",
+              m.get("closer__signoff__official_drc__errors"), "antenna nets",
+              m.get("detailedroute__antenna__violating__nets"), "lvs", m.get("closer__signoff__lvs__clean"),
               "error" if "error" in row else "", flush=True)
         write_report(rows, out_md, out_json)
 

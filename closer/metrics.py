@@ -70,7 +70,8 @@ LEC_CHOICES = (LEC_EQUIVALENT, "not_equivalent", "inconclusive")
 
 CLOSER_KEYS: tuple[MetricKey, ...] = (
     _key(SIGNOFF_DRC_ERRORS, MetricKind.COUNT, "violations",
-         "Sign-off DRC violations on the final GDS (e.g. Magic/KLayout deck), all rules summed."),
+         "Sign-off DRC violations on the final GDS under the foundry's deck (Closer: the MPW-precheck "
+         "KLayout deck sky130A_mr.drc), all rules summed."),
     _key(SIGNOFF_LVS_ERRORS, MetricKind.COUNT, "mismatches",
          "Sign-off LVS mismatches between the layout extraction and the netlist (0 = clean)."),
     _key(FUNC_TESTS_TOTAL, MetricKind.COUNT, "tests",
@@ -104,6 +105,7 @@ CLOSER_KEYS: tuple[MetricKey, ...] = (
 # --- ORFS keys Closer reads (written by ORFS or by Closer's flows in the ORFS scheme) ---------
 ROUTE_DRC_ERRORS = "detailedroute__route__drc_errors"
 ROUTE_DRC_ITER_PREFIX = "detailedroute__route__drc_errors__iter__"
+ANTENNA_VIOLATING_NETS = "detailedroute__antenna__violating__nets"
 HOLD_WS = "finish__timing__hold__ws"
 SETUP_WS = "finish__timing__setup__ws"
 DRV_MAX_SLEW = "finish__timing__drv__max_slew"
@@ -116,6 +118,8 @@ ORFS_KEYS: tuple[MetricKey, ...] = (
     _key(ROUTE_DRC_ERRORS, MetricKind.COUNT, "violations",
          "DRC violations left after the last detailed-routing iteration. Its presence means "
          "routing finished; `..__iter__N` keys alone mean it started and did not.", source="orfs"),
+    _key(ANTENNA_VIOLATING_NETS, MetricKind.COUNT, "nets",
+         "Nets whose antenna ratio exceeds the tech LEF's limit on some layer.", source="orfs"),
     _key(HOLD_WS, MetricKind.NUMBER, "ns",
          "Worst hold slack at finish; per corner as `__corner__<corner>`.", source="orfs"),
     _key(SETUP_WS, MetricKind.NUMBER, "ns",

@@ -72,6 +72,11 @@ class PdkPaths:
         return [self.lib_ref / "verilog" / "primitives.v", self.lib_ref / "verilog" / f"{LIBRARY}.v"]
 
     @property
+    def signoff_drc_deck(self) -> Path:
+        """The Efabless MPW-precheck KLayout manufacturing-rules deck, where open_pdks installs it."""
+        return self.root / "sky130A" / "libs.tech" / "klayout" / "drc" / "sky130A_mr.drc"
+
+    @property
     def sram_macros(self) -> Path:
         return self.root / "sky130A" / "libs.ref" / "sky130_sram_macros"
 

@@ -32,11 +32,11 @@ SIGNOFF_KEYS = ("detailedroute__route__drc_errors", closer_keys.SIGNOFF_DRC_ERRO
 # --- mapping and parsing, on recorded output ------------------------------------------------------
 
 def test_signoff_counts_from_physical_metrics():
-    clean = signoff_metrics({"closer__signoff__drc__errors": 0,
+    clean = signoff_metrics({"closer__signoff__official_drc__errors": 0, "closer__signoff__drc__errors": 0,
                              "closer__signoff__lvs__clean": True,
                              "closer__signoff__lvs__opens": 0, "closer__signoff__lvs__shorts": 0})
     assert clean[closer_keys.SIGNOFF_DRC_ERRORS] == 0 and clean[closer_keys.SIGNOFF_LVS_ERRORS] == 0
-    dirty = signoff_metrics({"closer__signoff__drc__errors": 9,
+    dirty = signoff_metrics({"closer__signoff__official_drc__errors": 9, "closer__signoff__drc__errors": 0,
                              "closer__signoff__lvs__clean": False,
                              "closer__signoff__lvs__opens": 3, "closer__signoff__lvs__shorts": 1})
     assert dirty[closer_keys.SIGNOFF_DRC_ERRORS] == 9 and dirty[closer_keys.SIGNOFF_LVS_ERRORS] == 4
@@ -45,6 +45,8 @@ def test_signoff_counts_from_physical_metrics():
                            "closer__signoff__lvs__shorts": 0})
     assert odd[closer_keys.SIGNOFF_LVS_ERRORS] == 1
     assert closer_keys.SIGNOFF_LVS_ERRORS not in signoff_metrics({})  # LVS did not run: unmeasured
+    # the drc gate reads the official deck only: Closer's deck alone leaves it unmeasured
+    assert closer_keys.SIGNOFF_DRC_ERRORS not in signoff_metrics({"closer__signoff__drc__errors": 0})
 
 
 def test_pnr_metrics_recorded_and_stage_order():
@@ -114,8 +116,11 @@ def test_full_run_writes_physical_metrics(full_run):
     # are the opens and shorts the LVS comparison listed
     rules = {k: v for k, v in meta.items() if k.startswith("closer__signoff__drc__")
              and k != "closer__signoff__drc__errors"}
-    assert sum(rules.values()) == meta["closer__signoff__drc_errors"]
-    assert meta["detailedroute__route__drc_errors"] == meta["closer__signoff__drc_errors"]
+    assert sum(rules.values()) == meta["detailedroute__route__drc_errors"]  # Closer's deck: the route gate
+    official = {k: v for k, v in meta.items() if k.startswith("closer__signoff__official_drc__")
+                and k.rsplit("__", 1)[1] not in ("errors", "rules", "wall_s")}
+    assert sum(official.values()) == meta["closer__signoff__drc_errors"]  # the official deck: the drc gate
+    assert meta["closer__signoff__official_drc__rules"] > 200  # FEOL + BEOL + off-grid sections ran
     opens, shorts = meta["closer__signoff__lvs__opens"], meta["closer__signoff__lvs__shorts"]
     expected = 0 if meta["closer__signoff__lvs__clean"] else max(1, opens + shorts)
     assert meta["closer__signoff__lvs_errors"] == expected

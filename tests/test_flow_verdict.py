@@ -15,7 +15,8 @@ CORNERS = ("ss_100C_1v60", "tt_025C_1v80", "ff_n40C_1v95")
 
 def _clean() -> dict:
     meta = {"detailedroute__route__drc_errors": 0, "closer__route__unrouted_nets": 0,
-            "closer__signoff__drc_errors": 0, "closer__signoff__lvs_errors": 0}
+            "closer__signoff__drc_errors": 0, "closer__signoff__lvs_errors": 0,
+            "detailedroute__antenna__violating__nets": 0}
     for c in CORNERS:
         meta |= {f"finish__timing__setup__ws__corner__{c}": 1.5, f"finish__timing__hold__ws__corner__{c}": 0.2,
                  f"finish__timing__drv__max_slew__corner__{c}": 0, f"finish__timing__drv__max_cap__corner__{c}": 0}
@@ -34,6 +35,7 @@ def test_clean_layout_passes_on_one_line():
 @pytest.mark.parametrize("key, value, failing", [
     ("closer__route__unrouted_nets", 2, "route"),
     ("closer__signoff__drc_errors", 3, "drc"),
+    ("detailedroute__antenna__violating__nets", 2, "antenna"),
     ("closer__signoff__lvs_errors", 1, "lvs"),
     ("finish__timing__setup__ws__corner__ss_100C_1v60", -0.01, "sta ss_100C_1v60"),
     ("finish__timing__hold__ws__corner__ff_n40C_1v95", -0.2, "sta ff_n40C_1v95"),

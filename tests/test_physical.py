@@ -1,5 +1,6 @@
 """closer.physical: the DRC deck and LVS two-way tested, and the counter taken through the real
-tools (placement -> qrouter -> KLayout GDS -> DRC -> LVS -> OpenSTA) end to end."""
+tools (placement -> qrouter -> KLayout GDS -> DRC -> LVS -> OpenSTA) end to end; on it, the official
+deck, the antenna check and the pin labels two-way tested (issue 18)."""
 
 from __future__ import annotations
 
@@ -10,16 +11,20 @@ import pytest
 
 from closer.physical import PhysicalConfig, run_physical
 from closer.physical.drc import run_drc
+from closer.physical.antenna import check_antenna
 from closer.physical.drc_deck import RULES
+from closer.physical.lef import read_tech
 from closer.physical.lvs import run_lvs
 from closer.physical.netlist import synthesize
 from closer.physical.parasitics import parse_rc
 from closer.physical.route import have_qrouter
+from closer.physical.signoff_drc import run_signoff_drc
 from tests.conftest import require_tool
 
 kdb = pytest.importorskip("klayout.db")
 
 MET1, MET2, VIA, MCON, LI1, MET3 = (68, 20), (69, 20), (68, 44), (67, 44), (67, 20), (70, 20)
+POLY, LABEL_MET2 = (66, 20), (69, 5)
 
 
 def _gds(tmp: Path, shapes: list[tuple[tuple[int, int], tuple[int, int, int, int]]], name="t.gds") -> Path:
@@ -56,6 +61,9 @@ DECK_CASES = [
     ("ct.4", [(MCON, (0, 0, 170, 170)), (LI1, (0, 0, 170, 600)), (MET1, (-60, -30, 330, 200))],
      [(MCON, (0, 0, 170, 170)), (LI1, (5, 0, 170, 600)), (MET1, (-60, -30, 330, 200))]),
     ("x.1b.met1", [(MET1, (0, 0, 300, 300))], [(MET1, (0, 0, 302, 300))]),
+    # a met1 ring around a 0.4 x 0.4 um hole (0.16 um^2) vs a 0.245 x 0.2 um one (0.049 < 0.14)
+    ("m1.7", [(MET1, (0, 0, 680, 140)), (MET1, (0, 540, 680, 680)), (MET1, (0, 0, 140, 680)), (MET1, (540, 0, 680, 680))],
+     [(MET1, (0, 0, 525, 140)), (MET1, (0, 340, 525, 480)), (MET1, (0, 0, 140, 480)), (MET1, (385, 0, 525, 480))]),
 ]
 
 
@@ -121,7 +129,8 @@ def test_counter_routes_and_passes_lvs(counter_run):
     assert "qrouter 1.4.88" in meta["provenance"]["physical"]["tools"]["router"]
 
 
-def _run_lvs_on(gds: Path, work: Path, pdk_paths):
+def _placed_counter(work: Path, pdk_paths):
+    """The counter run's layout, netlist and cell LEF, rebuilt (placement is deterministic)."""
     from closer.physical.floorplan import insert_fill, make_floorplan
     from closer.physical.lef import read_macros
     from closer.physical.netlist import read_netlist
@@ -133,6 +142,11 @@ def _run_lvs_on(gds: Path, work: Path, pdk_paths):
     layout = make_floorplan(netlist, macros, cfg.floorplan)
     place(netlist, macros, layout, cfg.place)  # deterministic: the same placement as the run
     insert_fill(layout, macros)
+    return layout, netlist, macros
+
+
+def _run_lvs_on(gds: Path, work: Path, pdk_paths):
+    layout, netlist, macros = _placed_counter(work, pdk_paths)
     return run_lvs(gds, layout, netlist, macros)
 
 
@@ -178,6 +192,88 @@ def test_drc_flags_a_spacing_violation_in_the_routed_counter(counter_run, tmp_pa
 
     bad = run_drc(_edit(result.gds, tmp_path / "crowded.gds", crowd_an_io_pin))
     assert bad.counts["m2.2"] >= 1 and bad.total > base
+
+
+# ---- issue 18: official deck, antenna, pin labels on the routed counter -------------------
+
+@pytest.mark.slow
+def test_counter_is_clean_under_the_official_deck_and_antenna(counter_run):
+    result, work = counter_run
+    m = result.metrics
+    assert m["closer__signoff__official_drc__errors"] == 0 and m["closer__signoff__official_drc__rules"] > 200
+    assert m["detailedroute__antenna__violating__nets"] == 0 and m["closer__signoff__antenna__checks"] > 0
+    assert m["closer__gate__drc__pass"] and m["closer__gate__antenna__pass"] and m["closer__gate__signoff__pass"]
+    report = json.loads((work / "phys" / "signoff_drc" / "signoff_drc.json").read_text())
+    assert report["total"] == 0 and report["options"]["feol"] == "true" and report["options"]["beol"] == "true"
+
+
+@pytest.mark.slow
+def test_official_deck_rejects_injected_feol_and_beol_violations(counter_run, pdk_paths, tmp_path):
+    result, _ = counter_run
+
+    def inject(layout, top):
+        top.shapes(layout.layer(*POLY)).insert(kdb.Box(-8000, -8000, -7900, -6000))  # FEOL: 0.1 um poly < 0.15
+        top.shapes(layout.layer(*MET1)).insert(kdb.Box(-5000, -5000, -4900, -4900))  # BEOL: 0.1 um met1 < 0.14
+
+    bad = _edit(result.gds, tmp_path / "bad.gds", inject)
+    found = run_signoff_drc(bad, "counter", tmp_path / "drc", pdk_paths.signoff_drc_deck)
+    assert found.counts["poly.1a"] >= 1 and found.counts["m1.1"] >= 1, found.nonzero()
+    assert set(found.nonzero()) <= {"poly.1a", "m1.1", "m1.6"}  # nothing else: the rest of the layout is clean
+
+
+def test_antenna_check_flags_a_long_stub(counter_run, pdk_paths, tmp_path):
+    result, work = counter_run
+    layout, netlist, macros = _placed_counter(work, pdk_paths)
+    tech = read_tech(pdk_paths.tech_lef)
+    assert check_antenna(result.gds, layout, netlist, macros, tech).violations == []
+    pin = next(p for p in layout.io_pins.values() if p.edge == "bottom" and netlist.ports[p.name] == "input"
+               and p.name != "clk")
+
+    def long_stub(klay, top):  # 3 mm of met2 hanging off an input pin, below the die
+        x = pin.x
+        top.shapes(klay.layer(*MET2)).insert(kdb.Box(x - 70, -3_000_000, x + 70, 10))
+
+    bad = _edit(result.gds, tmp_path / "stub.gds", long_stub)
+    found = check_antenna(bad, layout, netlist, macros, tech, tmp_path / "antenna")
+    assert [v.net for v in found.violations] == [pin.name]
+    assert found.violations[0].layer == "met2" and found.violations[0].ratio > found.violations[0].limit
+    assert json.loads((tmp_path / "antenna" / "antenna.json").read_text())["violating_nets"] == [pin.name]
+
+
+@pytest.mark.slow
+def test_antenna_repair_inserts_diodes_until_clean(counter_run, tmp_path):
+    """Two-way repair: with the limits tightened to a tenth (a test-only knob that can only
+    tighten) the routed counter has violations; diodes beside the flagged gates, a new route and
+    sign-off clear them, with DRC (both decks) and LVS still clean."""
+    from closer.physical.antenna import AntennaConfig
+
+    _, work = counter_run
+    cfg = PhysicalConfig(clock_port="clk", clock_period_ns=5.0, corners=("tt_025C_1v80",),
+                         antenna=AntennaConfig(limit_scale=0.1))
+    result = run_physical(work / "counter.v", "counter", None, tmp_path / "tight", cfg)
+    m = result.metrics
+    assert m["closer__antenna__violating_nets_before_repair"] > 0 and m["closer__antenna__repair_rounds"] >= 1
+    assert m["detailedroute__antenna__violating__nets"] == 0 and m["detailedroute__antenna_diodes_count"] >= 1
+    assert m["closer__signoff__lvs__clean"] is True and m["closer__route__unrouted_nets"] == 0
+    assert m["closer__signoff__official_drc__errors"] == 0 and m["detailedroute__route__drc_errors"] == 0
+    diodes = result.netlist.read_text().count("sky130_fd_sc_hd__diode_2 ant_diode_")
+    assert diodes == m["detailedroute__antenna_diodes_count"]  # the layout's netlist carries them (STA, LVS)
+    with pytest.raises(Exception, match="only tightens"):
+        AntennaConfig(limit_scale=1.5)
+
+
+def test_gds_pin_labels_are_the_verilog_port_names(counter_run):
+    result, work = counter_run
+    layout = kdb.Layout()
+    layout.read(str(result.gds))
+    top = layout.top_cell()
+    labels = {s.text_string for s in top.shapes(layout.find_layer(*LABEL_MET2)).each() if s.is_text()}
+    verilog = (work / "counter.v").read_text()
+    assert {f"count[{i}]" for i in range(8)} | {"clk", "rst", "en"} <= labels  # bus bits as in the Verilog
+    assert not any(label.startswith("count_") for label in labels)            # no DEF-safe names left
+    for label in labels - {"VPWR", "VGND"}:                                    # the power straps' own labels
+        assert f"\\{label} " in verilog or f"input {label};" in verilog, label
+    assert result.metrics["closer__signoff__lvs__clean"] is True
 
 
 def test_parse_rc_tree(tmp_path):

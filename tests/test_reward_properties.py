@@ -21,6 +21,7 @@ FAILING = {  # one measured failure per gate
     "route": ("detailedroute__route__drc_errors", 3),
     "drc": ("closer__signoff__drc_errors", 2),
     "lvs": ("closer__signoff__lvs_errors", 1),
+    "antenna": ("detailedroute__antenna__violating__nets", 2),
 }
 BASE = closer_values()
 

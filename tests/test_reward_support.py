@@ -13,7 +13,7 @@ GCD_METADATA_NEW_KEYS = FIXTURES / "gcd_sky130hd" / "metadata_new_keys.json"
 GCD_LOGS = FIXTURES / "gcd_sky130hd" / "logs"
 GCD_CLOSER = FIXTURES / "gcd_sky130hd_closer" / "metrics.json"
 TARGETS = FIXTURES / "targets"
-ALL_GATES = ["func", "lec", "gls", "sta", "route", "drc", "lvs"]
+ALL_GATES = ["func", "lec", "gls", "sta", "route", "drc", "lvs", "antenna"]
 
 
 def closer_values() -> dict:

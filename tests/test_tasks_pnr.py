@@ -155,7 +155,7 @@ def _pnr_metrics(**over) -> dict:
     clean = {"closer__func__tests_failed": 0, "closer__lec__result": "equivalent", "closer__gls__tests_failed": 0,
              "closer__route__unrouted_nets": 0, "detailedroute__route__drc_errors": 0,
              "closer__signoff__drc_errors": 0, "closer__signoff__lvs_errors": 0,
-             "finish__timing__drv__max_slew": 0, "finish__timing__drv__max_cap__corner__ss_100C_1v60": 0,
+             "detailedroute__antenna__violating__nets": 0, "finish__timing__drv__max_slew": 0, "finish__timing__drv__max_cap__corner__ss_100C_1v60": 0,
              "finish__timing__hold__ws__corner__ff_n40C_1v95": 0.3}
     return clean | over
 

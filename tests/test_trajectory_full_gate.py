@@ -12,7 +12,7 @@ from closer.tasks.runner import RunRecord
 from closer.trajectory.measures import SummaryParams, summarize_records
 from tests.metered_helpers import make_record
 
-PHYSICAL = {mk.ROUTE_DRC_ERRORS: 0, mk.SIGNOFF_DRC_ERRORS: 0, mk.SIGNOFF_LVS_ERRORS: 0}
+PHYSICAL = {mk.ROUTE_DRC_ERRORS: 0, mk.SIGNOFF_DRC_ERRORS: 0, mk.SIGNOFF_LVS_ERRORS: 0, mk.ANTENNA_VIOLATING_NETS: 0}
 
 
 def params(kind: str | None) -> SummaryParams:

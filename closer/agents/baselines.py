@@ -174,6 +174,8 @@ def failing_gates(metrics: dict) -> list[str]:
         out.append("drc")
     if nonzero("closer__signoff__lvs_errors"):
         out.append("lvs")
+    if nonzero("detailedroute__antenna__violating__nets"):
+        out.append("antenna")
     if _drv_violations(metrics) or _negative(metrics, "finish__timing__hold__ws"):
         out.append("sta")  # setup is not a gate: the reward scores it
     return out
@@ -189,7 +191,7 @@ def closure_step(current: Settings, metrics: dict) -> Settings | None:
     failing = failing_gates(metrics)
     if not metrics or not (failing or _setup_violated(metrics)) or any(g in RTL_GATES for g in failing):
         return None
-    dirty = bool({"route", "drc", "lvs"} & set(failing))
+    dirty = bool({"route", "drc", "lvs", "antenna"} & set(failing))
     nxt = replace(current, router_passes=15,
                   repair_rounds=min(64, max(current.repair_rounds, 8) * 2) if dirty else current.repair_rounds)
     if _drv_violations(metrics):

@@ -85,9 +85,16 @@ KEY_TABLE: list[KeyDoc] = [
     KeyDoc("finish__design__instance__utilization", "ratio", "instance area / core area"),
     KeyDoc("detailedroute__route__wirelength", "µm", "routed DEF (qrouter) wire length"),
     KeyDoc("detailedroute__route__drc_errors", "count",
-           "KLayout run of Closer's BEOL deck on the GDS (closer/physical/drc_deck.py); ORFS "
-           "counts the router's own DRC here, Closer the signoff deck's"),
-    KeyDoc("closer__signoff__drc_errors", "count", "the same DRC total (the reward `drc` gate)"),
+           "KLayout run of Closer's BEOL deck on the GDS (closer/physical/drc_deck.py), the repair "
+           "loop's fast checker; ORFS counts the router's own DRC here"),
+    KeyDoc("closer__signoff__drc_errors", "count",
+           "markers of the official deck, `$PDK_ROOT/sky130A/libs.tech/klayout/drc/sky130A_mr.drc` (FEOL, "
+           "BEOL, off-grid; Debian KLayout in batch mode) on the final GDS, all rules (the reward `drc` gate; "
+           "per rule as `closer__signoff__official_drc__<rule>`)"),
+    KeyDoc("detailedroute__antenna__violating__nets", "count",
+           "nets with a LEF antenna ratio above its limit on some layer (closer/physical/antenna.py, "
+           "the reward `antenna` gate)"),
+    KeyDoc("detailedroute__antenna_diodes_count", "count", "`sky130_fd_sc_hd__diode_2` cells in the layout's netlist"),
     KeyDoc("closer__signoff__lvs_errors", "count",
            "KLayout LVS opens + shorts (at least 1 when LVS is not clean; the reward `lvs` gate)"),
     KeyDoc("closer__route__unrouted_nets", "count", "nets qrouter left unrouted"),

@@ -124,7 +124,9 @@ class PnrTask(ASICTask):
         shutil.copyfile(result.gds, f"outputs/{top}.gds")
         shutil.copyfile(result.def_, f"outputs/{top}.def")
         print(f"pnr: unrouted {result.metrics.get('closer__route__unrouted_nets')}, DRC "
-              f"{result.metrics.get('detailedroute__route__drc_errors')}, LVS opens/shorts "
+              f"{result.metrics.get('detailedroute__route__drc_errors')} (official deck "
+              f"{result.metrics.get('closer__signoff__official_drc__errors')}), antenna nets "
+              f"{result.metrics.get('detailedroute__antenna__violating__nets')}, LVS opens/shorts "
               f"{result.metrics.get('closer__signoff__lvs__opens')}/"
               f"{result.metrics.get('closer__signoff__lvs__shorts')}")
         return 0
@@ -133,11 +135,14 @@ class PnrTask(ASICTask):
 def signoff_metrics(physical: dict) -> dict:
     """run_physical's metrics plus the two signoff counts the reward gates read.
 
+    DRC errors = the official deck's total (sky130A_mr.drc); Closer's own deck, the repair loop's
+    checker, is `detailedroute__route__drc_errors` (the route gate).
+
     LVS errors = opens + shorts; an LVS that is not clean with neither counted still counts 1, so
     a failed comparison never reads as clean.
     """
     out = dict(physical)
-    drc_total = physical.get("closer__signoff__drc__errors")
+    drc_total = physical.get("closer__signoff__official_drc__errors")  # the official deck's
     if drc_total is not None:
         out[closer_keys.SIGNOFF_DRC_ERRORS] = int(drc_total)
     clean = physical.get("closer__signoff__lvs__clean")

@@ -1,5 +1,5 @@
-"""The sign-off verdict of a flow run, read from its metadata.json: routing complete, DRC clean,
-LVS clean, and at every STA corner setup and hold met with no max-slew or max-capacitance
+"""The sign-off verdict of a flow run, read from its metadata.json: routing complete, DRC clean
+(the official deck), LVS clean, no antenna violation, and at every STA corner setup and hold met with no max-slew or max-capacitance
 violation (the routed-SPEF `finish__` keys); LEC when the run has a result for it.
 
 `closer flow run` prints `Verdict.line()` last; `--strict` exits 1 when `Verdict.passed` is false
@@ -50,7 +50,8 @@ def verdict(meta: dict) -> Verdict:
     if mk.ROUTE_DRC_ERRORS not in meta:
         return Verdict(reached=False, checks=[])
     checks = [_route(meta), _count("drc", meta.get(mk.SIGNOFF_DRC_ERRORS), "errors"),
-              _count("lvs", meta.get(mk.SIGNOFF_LVS_ERRORS), "errors")]
+              _count("lvs", meta.get(mk.SIGNOFF_LVS_ERRORS), "errors"),
+              _count("antenna", meta.get(mk.ANTENNA_VIOLATING_NETS), "nets")]
     checks += [_corner(meta, corner) for corner in corners_of(meta)]
     if LEC_KEY in meta:
         checks.append(Check(name="lec", passed=meta[LEC_KEY] == "equivalent", detail=str(meta[LEC_KEY])))

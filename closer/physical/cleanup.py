@@ -5,6 +5,10 @@ leaves 0.105 um steps facing each other) are filled with metal.
 A notch lies inside one merged polygon, so the metal added belongs to the net that polygon
 already is; a fill is added only where it stays at the spacing from every other polygon of the
 layer, so it cannot create a short or a new spacing error. DRC and LVS run on the result.
+
+Holes below the layer's minimum hole area (m1.7: a U-shaped met1 wire, via pads and a patch of one
+net around a 0.245 x 0.2 um gap) are filled the same way: a hole is enclosed by one merged
+polygon, so its fill is that net's metal, and a hole with any other polygon inside is left alone.
 """
 
 from __future__ import annotations
@@ -37,6 +41,46 @@ def area_rules() -> dict[str, float]:
     return {r.layer: r.value for r in RULES if r.kind == "area" and r.layer in METALS}
 
 
+def hole_area_rules() -> dict[str, float]:
+    return {r.layer: r.value for r in RULES if r.kind == "hole_area" and r.layer in METALS}
+
+
+def _fill_layers(gds: Path, values: dict[str, float], fills_of) -> dict[str, int]:
+    """Read the GDS, add `fills_of(layer, merged region, rule value, dbu)` to each layer's top-cell
+    shapes, write it back only when anything was added; the number of fills per layer."""
+    import klayout.db as kdb
+
+    layout = kdb.Layout()
+    layout.read(str(gds))
+    top = layout.top_cell()
+    added: dict[str, int] = {}
+    for layer, value in values.items():
+        idx = layout.find_layer(*LAYERS[layer])
+        if idx is None:
+            continue
+        fills = fills_of(layer, kdb.Region(top.begin_shapes_rec(idx)).merged(), value, layout.dbu)
+        if not fills.is_empty():
+            top.shapes(idx).insert(fills)
+            added[layer] = fills.count()
+    if added:
+        layout.write(str(gds))
+    return added
+
+
+def fill_holes(gds: Path) -> dict[str, int]:
+    """Fill, in place, every hole below the layer's minimum hole area that nothing else lies in;
+    returns the number of holes filled per layer (none leaves the file untouched)."""
+    import klayout.db as kdb
+
+    def holes(layer, region, area_um2, dbu):
+        limit = area_um2 / (dbu * dbu)
+        small = [h for h in region.holes().each() if h.area() < limit - 1e-6]
+        # a hole with another net's polygon inside would bridge it: only the empty ones
+        return kdb.Region([h for h in small if (region & kdb.Region(h)).is_empty()])
+
+    return _fill_layers(gds, hole_area_rules(), holes)
+
+
 def _grow_to_area(box, area_dbu2: float, horizontal: bool, grid: int):
     """The island's bounding box lengthened along the layer's direction, symmetrically, on the
     grid, until it has the minimum area."""
@@ -59,19 +103,12 @@ def fill_min_area(gds: Path) -> dict[str, int]:
     the spacing from every other polygon; returns the number of islands grown per layer."""
     import klayout.db as kdb
 
-    layout = kdb.Layout()
-    layout.read(str(gds))
-    top = layout.top_cell()
-    grid = round(GRID_UM / layout.dbu)
     spacing = spacing_rules()
-    grown: dict[str, int] = {}
-    for layer, area_um2 in area_rules().items():
-        idx = layout.find_layer(*LAYERS[layer])
-        if idx is None:
-            continue
-        limit = area_um2 / (layout.dbu * layout.dbu)
-        d = round(spacing[layer] / layout.dbu)
-        region = kdb.Region(top.begin_shapes_rec(idx)).merged()
+
+    def islands(layer, region, area_um2, dbu):
+        grid = round(GRID_UM / dbu)
+        limit = area_um2 / (dbu * dbu)
+        d = round(spacing[layer] / dbu)
         fills = kdb.Region()
         for poly in region.each():
             if poly.area() >= limit - 1e-6:
@@ -80,12 +117,9 @@ def fill_min_area(gds: Path) -> dict[str, int]:
             near = region.interacting(kdb.Region(box.enlarged(d - 1, d - 1)))
             if near.count() == 1:
                 fills.insert(box)
-        if not fills.is_empty():
-            top.shapes(idx).insert(fills)
-            grown[layer] = fills.count()
-    if grown:
-        layout.write(str(gds))
-    return grown
+        return fills
+
+    return _fill_layers(gds, area_rules(), islands)
 
 
 def fill_notches(gds: Path) -> dict[str, int]:
@@ -93,33 +127,19 @@ def fill_notches(gds: Path) -> dict[str, int]:
     of fills per layer (0 everywhere leaves the file untouched)."""
     import klayout.db as kdb
 
-    layout = kdb.Layout()
-    layout.read(str(gds))
-    top = layout.top_cell()
-    added: dict[str, int] = {}
-    for layer, space_um in spacing_rules().items():
-        idx = layout.find_layer(*LAYERS[layer])
-        if idx is None:
-            continue
-        d = round(space_um / layout.dbu)
-        region = kdb.Region(top.begin_shapes_rec(idx)).merged()
+    def notches(layer, region, space_um, dbu):
+        d = round(space_um / dbu)
         fills = kdb.Region()
         # projection metrics: the fill spans exactly where the two edges face each other
         for pair in region.notch_check(d, False, kdb.Metrics.Projection).each():
-            box = _on_grid(pair.bbox(), round(GRID_UM / layout.dbu))
+            box = _on_grid(pair.bbox(), round(GRID_UM / dbu))
             if box.width() == 0 or box.height() == 0:
                 continue
-            fill = kdb.Region(box)
             # the polygons the fill touches must be one polygon (the notch's own), and nothing
             # else may come within the spacing
             near = region.interacting(kdb.Region(box.enlarged(d - 1, d - 1)))
-            if near.count() != 1:
-                continue
-            fills += fill
-        if not fills.is_empty():
-            fills.merge()
-            top.shapes(idx).insert(fills)
-            added[layer] = fills.count()
-    if added:
-        layout.write(str(gds))
-    return added
+            if near.count() == 1:
+                fills += kdb.Region(box)
+        return fills.merged()
+
+    return _fill_layers(gds, spacing_rules(), notches)

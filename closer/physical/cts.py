@@ -130,7 +130,7 @@ def write_verilog(source: Path, out: Path, netlist: Netlist, tree: ClockTree) ->
         text = _move_pins(text, netlist.original.get(inst, inst), pins, source)
     wires = "".join(f"  wire {b.output_net};\n" for b in tree.buffers)
     cells = "".join(f"  {b.master} {b.name} (\n"
-                    f"    .A({_verilog_net(netlist, netlist.instances[b.name].pins['A'])}),\n"
+                    f"    .A({verilog_net(netlist, netlist.instances[b.name].pins['A'])}),\n"
                     f"    .X({b.output_net})\n  );\n" for b in tree.buffers)
     head, sep, tail = text.rpartition("endmodule")
     if not sep:
@@ -143,7 +143,7 @@ def write_verilog(source: Path, out: Path, netlist: Netlist, tree: ClockTree) ->
     return out
 
 
-def _verilog_net(netlist: Netlist, net: str) -> str:
+def verilog_net(netlist: Netlist, net: str) -> str:
     name = netlist.original.get(net, net)
     return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\[\d+\])?", name) else f"\\{name} "
 

@@ -52,6 +52,9 @@ def _check(rule: Rule, regions, dbu: float):
     if rule.kind == "area":
         limit = rule.value / (dbu * dbu)
         return [p for p in layer.merged().each() if p.area() < limit - 1e-6]
+    if rule.kind == "hole_area":
+        limit = rule.value / (dbu * dbu)
+        return [h for h in layer.merged().holes().each() if h.area() < limit - 1e-6]
     if rule.kind == "cut_size":
         bad = []
         for p in layer.merged().each():

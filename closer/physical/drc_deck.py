@@ -7,6 +7,8 @@ Kinds:
   width      minimum width of `layer`
   spacing    minimum spacing (between shapes and notches) of `layer`
   area       minimum area (um^2) of each merged polygon of `layer`
+  hole_area  minimum area (um^2) of each hole of a merged polygon of `layer` (the values of the
+             official deck, sky130A_mr.drc: m1.7, m2.7, m5.7 0.14; m3.7, m4.7 0.2)
   cut_size   each cut on `layer` is a square of exactly `value`
   cut_space  minimum spacing of cuts on `layer`
   enclosure  `other` (metal) encloses each cut on `layer` by `value` on all sides
@@ -20,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-RuleKind = Literal["width", "spacing", "area", "cut_size", "cut_space", "enclosure", "enclosure2", "offgrid"]
+RuleKind = Literal["width", "spacing", "area", "hole_area", "cut_size", "cut_space", "enclosure", "enclosure2", "offgrid"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ RULES: tuple[Rule, ...] = (
     Rule("m1.4", "enclosure", "mcon", 0.03, other="met1", description="met1 enclosure of mcon"),
     Rule("m1.5", "enclosure2", "mcon", 0.06, other="met1", description="met1 enclosure of mcon on one of two adjacent sides"),
     Rule("m1.6", "area", "met1", 0.083, description="min area of met1"),
+    Rule("m1.7", "hole_area", "met1", 0.14, description="min area of a met1 hole"),
     Rule("via.1a", "cut_size", "via", 0.15, description="via is exactly 0.15 x 0.15"),
     Rule("via.2", "cut_space", "via", 0.17, description="min spacing of via to via"),
     Rule("via.4a", "enclosure", "via", 0.055, other="met1", description="met1 enclosure of via"),
@@ -57,6 +60,7 @@ RULES: tuple[Rule, ...] = (
     Rule("m2.4", "enclosure", "via", 0.055, other="met2", description="met2 enclosure of via"),
     Rule("m2.5", "enclosure2", "via", 0.085, other="met2", description="met2 enclosure of via on one of two adjacent sides"),
     Rule("m2.6", "area", "met2", 0.0676, description="min area of met2"),
+    Rule("m2.7", "hole_area", "met2", 0.14, description="min area of a met2 hole"),
     Rule("via2.1a", "cut_size", "via2", 0.2, description="via2 is exactly 0.2 x 0.2"),
     Rule("via2.2", "cut_space", "via2", 0.2, description="min spacing of via2 to via2"),
     Rule("via2.4", "enclosure", "via2", 0.04, other="met2", description="met2 enclosure of via2"),
@@ -66,6 +70,7 @@ RULES: tuple[Rule, ...] = (
     Rule("m3.2", "spacing", "met3", 0.3, description="min spacing of met3 to met3"),
     Rule("m3.4", "enclosure", "via2", 0.065, other="met3", description="met3 enclosure of via2"),
     Rule("m3.6", "area", "met3", 0.24, description="min area of met3"),
+    Rule("m3.7", "hole_area", "met3", 0.2, description="min area of a met3 hole"),
     Rule("via3.1", "cut_size", "via3", 0.2, description="via3 is exactly 0.2 x 0.2"),
     Rule("via3.2", "cut_space", "via3", 0.2, description="min spacing of via3 to via3"),
     Rule("via3.4", "enclosure", "via3", 0.06, other="met3", description="met3 enclosure of via3"),
@@ -75,6 +80,7 @@ RULES: tuple[Rule, ...] = (
     Rule("m4.2", "spacing", "met4", 0.3, description="min spacing of met4 to met4"),
     Rule("m4.3", "enclosure", "via3", 0.065, other="met4", description="met4 enclosure of via3"),
     Rule("m4.4a", "area", "met4", 0.24, description="min area of met4"),
+    Rule("m4.7", "hole_area", "met4", 0.2, description="min area of a met4 hole"),
     Rule("via4.1", "cut_size", "via4", 0.8, description="via4 is exactly 0.8 x 0.8"),
     Rule("via4.2", "cut_space", "via4", 0.8, description="min spacing of via4 to via4"),
     Rule("via4.4", "enclosure", "via4", 0.19, other="met4", description="met4 enclosure of via4"),
@@ -83,6 +89,7 @@ RULES: tuple[Rule, ...] = (
     Rule("m5.2", "spacing", "met5", 1.6, description="min spacing of met5 to met5"),
     Rule("m5.3", "enclosure", "via4", 0.31, other="met5", description="met5 enclosure of via4"),
     Rule("m5.4", "area", "met5", 4.0, description="min area of met5"),
+    Rule("m5.7", "hole_area", "met5", 0.14, description="min area of a met5 hole"),
     # manufacturing grid (x.1b in the periphery rules: 0.005 um)
     *(Rule(f"x.1b.{layer}", "offgrid", layer, 0.005, description=f"{layer} vertices on the 5 nm grid")
       for layer in ("li1", "mcon", "met1", "via", "met2", "via2", "met3", "via3", "met4", "via4", "met5")),

@@ -4,14 +4,16 @@
 
 Steps (each a small class with declared inputs/outputs; `Step.start` is the one place that
 times a step and records it): ReadNetlist, Floorplan (die, rows, tap cells), Place (IO pins,
-global placement, legalization), Fill, WriteDef (with the power grid), PinAccess, Route,
-Finalize, Gds, Drc, Lvs, Parasitics, Sta, Metrics.
+global placement, legalization), ClockTree, Fill, WriteDef (with the power grid), PinAccess,
+Route (+ finalize), Gds, Drc (Closer's deck), Lvs, Repair, Cleanup, SignoffDrc (the official
+deck: the drc gate), Antenna (LEF ratios; diode repair), Sta, Metrics.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import platform
 import resource
 import shutil
@@ -23,11 +25,12 @@ from typing import Any, ClassVar
 
 from closer.errors import InputError
 from closer.pdk import ALL_CORNERS, CORNERS, PdkPaths, pdk
-from closer.physical import cleanup, cts, defio, drc, gds, lvs, netlist as netlist_mod, parasitics, pinaccess, place, repair, route, sta
+from closer.physical import antenna, cleanup, cts, diodes, defio, drc, gds, lvs, netlist as netlist_mod, parasitics, pinaccess, place, repair, route, signoff_drc, sta
 from closer.physical.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
 from closer.physical.lef import Macro, Tech, read_macros, read_tech
 from closer.physical.netlist import Netlist
 from closer.sdc import SdcPolicy, write_canonical
+from closer.toolchain import tool_versions
 
 
 @dataclass
@@ -37,6 +40,7 @@ class PhysicalConfig:
     route: route.RouteConfig = field(default_factory=route.RouteConfig)
     repair: repair.RepairConfig = field(default_factory=repair.RepairConfig)
     cts: cts.CtsConfig = field(default_factory=cts.CtsConfig)
+    antenna: antenna.AntennaConfig = field(default_factory=antenna.AntennaConfig)
     pin_access: str = "hybrid"   # "lef" | "hybrid" | "pads" (see pinaccess)
     corners: tuple[str, ...] = CORNERS
     signoff_corner: str = "tt_025C_1v80"  # the corner of the finish__* timing and power keys
@@ -63,7 +67,9 @@ class PhysicalPaths:
         <out>/final.def               routed DEF + pin-access vias
         <out>/<top>.gds               the signed-off layout
         <out>/<top>.spef              parasitics (from qrouter's RC trees)
-        <out>/drc/ lvs/ sta/          reports
+        <out>/drc/ lvs/ sta/          reports (drc/: Closer's deck, the repair loop's checker)
+        <out>/signoff_drc/            the official deck's (sky130A_mr.drc) report and per-rule counts
+        <out>/antenna/antenna.json    the antenna check (LEF ratios per net and layer)
         <out>/steps.json              per-step wall time and metrics
         <out>/metadata.json           metrics (ORFS names + closer__*) and provenance
     """
@@ -80,6 +86,8 @@ class PhysicalPaths:
     gds = property(lambda s: s.root / f"{s.top}.gds")
     spef = property(lambda s: s.root / f"{s.top}.spef")
     drc_dir = property(lambda s: s.root / "drc")
+    signoff_drc_dir = property(lambda s: s.root / "signoff_drc")
+    antenna_dir = property(lambda s: s.root / "antenna")
     lvs_dir = property(lambda s: s.root / "lvs")
     sta_dir = property(lambda s: s.root / "sta")
     steps_json = property(lambda s: s.root / "steps.json")
@@ -103,6 +111,8 @@ class Context:
     route_result: route.RouteResult | None = None
     drc_result: drc.DrcResult | None = None
     lvs_result: lvs.LvsResult | None = None
+    signoff_drc_result: signoff_drc.SignoffDrcResult | None = None
+    antenna_result: antenna.AntennaResult | None = None
     sta_results: list[sta.StaResult] = field(default_factory=list)
     metrics: dict[str, Any] = field(default_factory=dict)
     steps: list[dict] = field(default_factory=list)
@@ -244,11 +254,18 @@ class Route(Step):
                 "closer__route__wall_s": round(r.wall_s, 2), "closer__route__peak_rss_mb": round(r.peak_rss_mb, 1)}
 
 
+def port_names(n: Netlist) -> dict[str, str]:
+    """DEF pin name -> the netlist's port name (the GDS pin labels)."""
+    return {safe: n.original.get(safe, safe) for safe in n.ports}
+
+
 class Gds(Step):
     id = "Gds"
+    inputs = ("netlist",)
 
     def run(self, ctx):
-        gds.def_to_gds(ctx.paths.final_def, ctx.pdk.tech_lef, ctx.pdk.cell_lef, ctx.pdk.gds, ctx.paths.gds)
+        gds.def_to_gds(ctx.paths.final_def, ctx.pdk.tech_lef, ctx.pdk.cell_lef, ctx.pdk.gds, ctx.paths.gds,
+                       port_names(ctx.netlist))
         return {}
 
 
@@ -310,10 +327,12 @@ class Repair(Step):
         def signoff(routed_def, rc, failed, rdir):
             final_def = route.finalize_def(routed_def, ctx.layout, ctx.netlist, ctx.macros, ctx.access,
                                            rdir / "final.def", cfg.pin_access, failed)
-            gds_path = gds.def_to_gds(final_def, ctx.pdk.tech_lef, ctx.pdk.cell_lef, ctx.pdk.gds, rdir / f"{ctx.top}.gds")
+            gds_path = gds.def_to_gds(final_def, ctx.pdk.tech_lef, ctx.pdk.cell_lef, ctx.pdk.gds, rdir / f"{ctx.top}.gds",
+                                      port_names(ctx.netlist))
             if cfg.repair.fill:
                 cleanup.fill_notches(gds_path)
                 cleanup.fill_min_area(gds_path)
+                cleanup.fill_holes(gds_path)
             d = drc.run_drc(gds_path, rdir / "drc")
             v = lvs.run_lvs(gds_path, ctx.layout, ctx.netlist, ctx.macros, rdir / "lvs")
             return repair.Candidate(routed_def, rc, failed, final_def, gds_path, d, v, shorts_located(final_def, v))
@@ -355,13 +374,90 @@ class Cleanup(Step):
     def run(self, ctx):
         notches = cleanup.fill_notches(ctx.paths.gds) if ctx.drc_result.total else {}
         islands = cleanup.fill_min_area(ctx.paths.gds) if ctx.drc_result.total else {}
+        holes = cleanup.fill_holes(ctx.paths.gds) if ctx.drc_result.total else {}
         out = {"closer__cleanup__notch_fills": sum(notches.values()),
-               "closer__cleanup__area_fills": sum(islands.values())}
-        if notches or islands:
+               "closer__cleanup__area_fills": sum(islands.values()),
+               "closer__cleanup__hole_fills": sum(holes.values())}
+        if notches or islands or holes:
             ctx.drc_result = drc.run_drc(ctx.paths.gds, ctx.paths.drc_dir)
             ctx.lvs_result = lvs.run_lvs(ctx.paths.gds, ctx.layout, ctx.netlist, ctx.macros, ctx.paths.lvs_dir)
             out.update({**drc_metrics(ctx.drc_result), **lvs_metrics(ctx.lvs_result)})
         return out
+
+
+def signoff_drc_metrics(d: signoff_drc.SignoffDrcResult) -> dict[str, Any]:
+    return {"closer__signoff__official_drc__errors": d.total, "closer__signoff__official_drc__rules": len(d.counts),
+            "closer__signoff__official_drc__wall_s": round(d.wall_s, 2),
+            **{f"closer__signoff__official_drc__{_key_part(rule)}": n for rule, n in d.nonzero().items()}}
+
+
+def _key_part(rule: str) -> str:
+    """A deck rule name as a metric-key segment (the metadata schema's character set)."""
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", rule)
+
+
+class SignoffDrc(Step):
+    """The official deck (sky130A_mr.drc: FEOL, BEOL, off-grid) on the final GDS; the drc gate
+    reads its total (closer.physical.signoff_drc)."""
+
+    id = "SignoffDrc"
+
+    def run(self, ctx):
+        ctx.signoff_drc_result = signoff_drc.run_signoff_drc(ctx.paths.gds, ctx.top, ctx.paths.signoff_drc_dir,
+                                                             ctx.pdk.signoff_drc_deck)
+        return signoff_drc_metrics(ctx.signoff_drc_result)
+
+
+def antenna_metrics(a: antenna.AntennaResult, n: Netlist) -> dict[str, Any]:
+    return {"detailedroute__antenna__violating__nets": len(a.violating_nets),
+            "detailedroute__antenna_diodes_count": sum(1 for i in n.instances.values() if i.master == diodes.DIODE_CELL),
+            "closer__signoff__antenna__violations": len(a.violations),
+            "closer__signoff__antenna__checks": a.checks,
+            "closer__signoff__antenna__worst_margin": round(a.worst_margin, 4),
+            "closer__signoff__antenna__violating_net_names": a.violating_nets[:50]}
+
+
+# what runs again after diodes are placed: fill to sign-off (the clock tree stays)
+REROUTE_STEPS: tuple[str, ...] = ("Fill", "WriteDef", "PinAccess", "Route", "Gds", "Drc", "Lvs", "Repair", "Cleanup",
+                                  "SignoffDrc")
+
+
+class Antenna(Step):
+    """The LEF antenna ratios per net and layer on the final GDS (closer.physical.antenna); with
+    violations, diodes beside the flagged gates (closer.physical.diodes) and the layout routed and
+    signed off again, up to `AntennaConfig.repair_rounds` times."""
+
+    id = "Antenna"
+    inputs = ("netlist", "layout")
+
+    def run(self, ctx):
+        cfg = ctx.config.antenna
+        ctx.antenna_result = self._check(ctx)
+        before = len(ctx.antenna_result.violating_nets)
+        done: set[tuple[str, str]] = set()
+        rounds = 0
+        while ctx.antenna_result.violations and rounds < cfg.repair_rounds:
+            sites = diodes.diode_sites(ctx.antenna_result.violations, done)
+            if not sites:
+                break
+            rounds += 1
+            names = diodes.insert_diodes(ctx.netlist, ctx.layout, ctx.macros, sites)
+            done |= set(sites)
+            out = ctx.paths.root / f"{ctx.top}_diodes.v"
+            diodes.write_verilog(ctx.netlist_v, out.with_suffix(".tmp.v"), ctx.netlist, names)
+            out.with_suffix(".tmp.v").replace(out)
+            ctx.netlist_v = out
+            for step_cls in STEPS:
+                if step_cls.id in REROUTE_STEPS:
+                    step_cls().start(ctx)
+            ctx.antenna_result = self._check(ctx)
+        return {**antenna_metrics(ctx.antenna_result, ctx.netlist), "closer__antenna__repair_rounds": rounds,
+                "closer__antenna__violating_nets_before_repair": before}
+
+    @staticmethod
+    def _check(ctx) -> antenna.AntennaResult:
+        return antenna.check_antenna(ctx.paths.gds, ctx.layout, ctx.netlist, ctx.macros, ctx.tech,
+                                     ctx.paths.antenna_dir, ctx.config.antenna.limit_scale)
 
 
 class Sta(Step):
@@ -422,16 +518,20 @@ class Metrics(Step):
              "finish__design__instance__utilization": round(area / core, 4)}
         unrouted = ctx.route_result.failed_nets if ctx.route_result else None
         drc_total = ctx.drc_result.total if ctx.drc_result else None
+        official_total = ctx.signoff_drc_result.total if ctx.signoff_drc_result else None
         lvs_ok = ctx.lvs_result.ok if ctx.lvs_result else None
-        m["closer__gate__route__pass"] = unrouted == 0
-        m["closer__gate__drc__pass"] = drc_total == 0
+        antenna_nets = len(ctx.antenna_result.violating_nets) if ctx.antenna_result else None
+        m["closer__gate__antenna__pass"] = antenna_nets == 0
+        m["closer__gate__route__pass"] = unrouted == 0 and drc_total == 0
+        m["closer__gate__drc__pass"] = official_total == 0
         m["closer__gate__lvs__pass"] = bool(lvs_ok)
-        m["closer__gate__signoff__pass"] = unrouted == 0 and drc_total == 0 and bool(lvs_ok)
+        m["closer__gate__signoff__pass"] = (m["closer__gate__route__pass"] and m["closer__gate__drc__pass"]
+                                            and bool(lvs_ok) and m["closer__gate__antenna__pass"])
         return m
 
 
 STEPS: tuple[type[Step], ...] = (ReadNetlist, Floorplan, Place, ClockTree, Fill, WriteDef, PinAccess, Route, Gds, Drc,
-                                 Lvs, Repair, Cleanup, Sta, Metrics)
+                                 Lvs, Repair, Cleanup, SignoffDrc, Antenna, Sta, Metrics)
 
 
 @dataclass
@@ -461,7 +561,13 @@ def provenance(ctx: Context) -> dict[str, Any]:
                        "netlist_sha256": hashlib.sha256(ctx.netlist_v.read_bytes()).hexdigest(),
                        "sdc": str(ctx.sdc) if ctx.sdc else None},
             "host": platform.node(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "drc_deck": "closer.physical.drc_deck (sky130 periphery rule values, BEOL li1..met5)"}
+            "drc_deck": "closer.physical.drc_deck (sky130 periphery rule values, BEOL li1..met5)",
+            "signoff_drc_deck": {"path": str(ctx.pdk.signoff_drc_deck), "sha256": _sha256(ctx.pdk.signoff_drc_deck),
+                                 "klayout": tool_versions().get("klayout"), "options": signoff_drc.DECK_OPTIONS}}
+
+
+def _sha256(path: Path) -> str | None:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
 
 
 def run_physical(netlist_v: Path, top: str, sdc: Path | None, out_dir: Path,

@@ -4,6 +4,7 @@ cell GDS (never their LEF abstracts), layers through `data/sky130hd.map`."""
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from closer.errors import ToolError
@@ -54,7 +55,10 @@ def read_def(def_path: Path, tech_lef: Path, cell_lef: Path, cell_gds: Path | No
     return layout
 
 
-def def_to_gds(def_path: Path, tech_lef: Path, cell_lef: Path, cell_gds: Path, out_gds: Path) -> Path:
+def def_to_gds(def_path: Path, tech_lef: Path, cell_lef: Path, cell_gds: Path, out_gds: Path,
+               pin_names: Mapping[str, str] | None = None) -> Path:
+    """The GDS of a routed DEF; `pin_names` (DEF pin name -> Verilog port name, e.g. `a_0_` ->
+    `a[0]`) relabels the top-level pins so the layout's pins carry the netlist's names."""
     layout = read_def(def_path, tech_lef, cell_lef, cell_gds)
     tops = layout.top_cells()
     if len(tops) != 1:
@@ -63,6 +67,8 @@ def def_to_gds(def_path: Path, tech_lef: Path, cell_lef: Path, cell_gds: Path, o
     if ghosts:
         raise ToolError(f"{def_path}: cells without layout (ghost cells): {', '.join(ghosts[:10])}")
     _pins_to_drawing(layout, tops[0])
+    if pin_names:
+        label_pins(layout, tops[0], pin_names)
     out_gds.parent.mkdir(parents=True, exist_ok=True)
     layout.write(str(out_gds))
     return out_gds
@@ -77,3 +83,19 @@ def _pins_to_drawing(layout, top) -> None:
             continue
         dst = layout.layer(*LAYERS[name])
         top.shapes(dst).insert(top.shapes(src))
+
+
+def label_pins(layout, top, pin_names: Mapping[str, str]) -> int:
+    """Rename the top cell's pin labels (xx/5) from DEF names to the netlist's port names; returns
+    how many labels were renamed. KLayout's DEF reader labels pins with the DEF's names, which
+    are DEF-safe (`req_msg_0_`), not the Verilog ones (`req_msg[0]`)."""
+    renamed = 0
+    for layer, datatype in LABEL_LAYERS.values():
+        idx = layout.find_layer(layer, datatype)
+        if idx is None:
+            continue
+        for shape in top.shapes(idx).each():
+            if shape.is_text() and shape.text_string in pin_names and pin_names[shape.text_string] != shape.text_string:
+                shape.text_string = pin_names[shape.text_string]
+                renamed += 1
+    return renamed

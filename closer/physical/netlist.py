@@ -61,6 +61,12 @@ class _Namer:
         return cand
 
 
+def _hdl_index(port: dict, i: int) -> int:
+    """The Verilog index of bit `i` of a Yosys JSON port (`[7:4]` has offset 4; `[0:3]` is upto)."""
+    offset, width = int(port.get("offset", 0)), len(port["bits"])
+    return offset + width - 1 - i if port.get("upto") else offset + i
+
+
 def yosys_json(netlist_v: Path, top: str, liberty: Path, out_json: Path, log: Path) -> Path:
     script = (f"read_liberty -lib {liberty}; read_verilog {netlist_v}; hierarchy -check -top {top}; "
               f"write_json {out_json}")
@@ -83,7 +89,7 @@ def read_netlist(json_path: Path, top: str) -> Netlist:
             if isinstance(bit, str):
                 raise InputError(f"{json_path}: port {pname} bit {i} is tied to constant {bit!r}; "
                                  "use tie cells (hilomap) and buffer port-to-port assigns (insbuf)")
-            label = pname if len(bits) == 1 else f"{pname}[{i}]"
+            label = pname if len(bits) == 1 else f"{pname}[{_hdl_index(port, i)}]"
             if bit in bit_name:
                 raise InputError(f"{json_path}: ports {bit_name[bit]} and {label} are the same net; "
                                  "buffer port-to-port assigns (yosys insbuf)")

@@ -1,4 +1,4 @@
-"""The seven gates, each a declaration of checks on metric keys (docs/reward.md renders the table).
+"""The eight gates, each a declaration of checks on metric keys (docs/reward.md renders the table).
 
 A gate is `unmeasured` when a non-optional check finds none of its keys, `fail` when any check
 fails, else `pass`. A per-corner check reads the unqualified key and every `__corner__<c>` key
@@ -89,6 +89,9 @@ GATES: dict[GateName, Gate] = {
         Gate(GateName.LVS, "sign-off LVS is clean",
              (Check(mk.SIGNOFF_LVS_ERRORS, Op.EQ_ZERO),),
              unmeasured_hint="no signoff LVS result"),
+        Gate(GateName.ANTENNA, "no net exceeds the tech LEF's antenna ratios",
+             (Check(mk.ANTENNA_VIOLATING_NETS, Op.EQ_ZERO),),
+             unmeasured_hint="no antenna check result"),
     )
 }
 

@@ -2,7 +2,7 @@
 
     clock_period = 2.5            # optional, ns; overrides constraints__clocks__details
     [gates]
-    required = ["route"]          # any of func, lec, gls, sta, route, drc, lvs
+    required = ["route"]          # any of func, lec, gls, sta, route, drc, lvs, antenna
     [[targets]]
     name = "area"
     metric = "finish__design__instance__area"
@@ -34,6 +34,7 @@ class GateName(StrEnum):
     ROUTE = "route"
     DRC = "drc"
     LVS = "lvs"
+    ANTENNA = "antenna"
 
 
 GATE_ORDER: tuple[GateName, ...] = tuple(GateName)

@@ -23,7 +23,7 @@ from closer.tasks.models import TaskKind
 
 # A pnr result evaluates the physical gates only if it measured them (a flow that stopped early
 # did not).
-PHYSICAL_GATE_KEYS = (mk.ROUTE_DRC_ERRORS, mk.SIGNOFF_DRC_ERRORS, mk.SIGNOFF_LVS_ERRORS)
+PHYSICAL_GATE_KEYS = (mk.ROUTE_DRC_ERRORS, mk.SIGNOFF_DRC_ERRORS, mk.SIGNOFF_LVS_ERRORS, mk.ANTENNA_VIOLATING_NETS)
 _PHYSICAL = {ToolClass.VERIFY: [], ToolClass.PNR: list(PHYSICAL_GATE_KEYS)}
 
 # kind -> tool class -> metric keys the call's metrics must hold to have evaluated every gate

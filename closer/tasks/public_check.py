@@ -129,6 +129,9 @@ def _num(value, fmt: str = "{:.4g}") -> str:
     return "n/a" if value is None else fmt.format(value) if isinstance(value, (int, float)) else str(value)
 
 
+OFFICIAL_SUMMARY_KEYS = ("errors", "rules", "wall_s")
+
+
 def pnr_lines(score: TreeScore, task: TaskConfig, outputs: dict[str, Path]) -> list[str]:
     m = score.metrics
     lines = [f"unrouted nets: {_num(m.get('closer__route__unrouted_nets'))}"]
@@ -136,6 +139,12 @@ def pnr_lines(score: TreeScore, task: TaskConfig, outputs: dict[str, Path]) -> l
            if k.startswith("closer__signoff__drc__") and k != "closer__signoff__drc__errors" and v}
     lines.append(f"DRC errors: {_num(m.get('closer__signoff__drc__errors'))}"
                  + (" (" + ", ".join(f"{r} {n}" for r, n in sorted(drc.items())) + ")" if drc else ""))
+    official = {k.removeprefix("closer__signoff__official_drc__"): v for k, v in m.items()
+                if k.startswith("closer__signoff__official_drc__") and k.rsplit("__", 1)[1] not in OFFICIAL_SUMMARY_KEYS}
+    lines.append(f"official DRC (sky130A_mr.drc) errors: {_num(m.get('closer__signoff__official_drc__errors'))}"
+                 + (" (" + ", ".join(f"{r} {n}" for r, n in sorted(official.items())) + ")" if official else ""))
+    lines.append(f"antenna: {_num(m.get('detailedroute__antenna__violating__nets'))} violating nets, "
+                 f"{_num(m.get('detailedroute__antenna_diodes_count'))} diodes")
     lines.append(f"LVS: {'clean' if m.get('closer__signoff__lvs__clean') else 'not clean'}: "
                  f"opens {_num(m.get('closer__signoff__lvs__opens'))}, shorts {_num(m.get('closer__signoff__lvs__shorts'))}")
     corners = task.public.physical.corners if task.public.physical else []
@@ -171,7 +180,7 @@ def pnr_outputs(score: TreeScore, task: TaskConfig, results: Path) -> dict[str, 
         if src.is_file():
             shutil.copyfile(src, dest / src.name)
             out[what] = dest / src.name
-    for sub in ("drc", "lvs", "sta"):
+    for sub in ("drc", "signoff_drc", "antenna", "lvs", "sta"):
         if (phys / sub).is_dir():
             shutil.copytree(phys / sub, dest / sub, dirs_exist_ok=True)
             out[f"{sub.upper()} reports"] = dest / sub

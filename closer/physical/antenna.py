@@ -1,0 +1,184 @@
+"""Antenna check from the LEF antenna data, per net and layer, on the final GDS.
+
+The tech LEF gives each layer a partial (ANTENNAMODEL OXIDE1, non-cumulative) ratio: routing
+layers limit side area (perimeter x THICKNESS of that layer's metal) over the gate area it
+charges, cut layers cut area over gate area; the DIFF forms make the limit a piecewise-linear
+function of the diffusion area connected (which bleeds the charge off). The cell LEF gives each
+input pin's ANTENNAGATEAREA and each output's ANTENNADIFFAREA (`diode_2`'s DIODE pin is all
+diffusion).
+
+While layer L is etched, only the layers up to L exist: for each routing layer L the GDS is
+extracted with li1..L and the cuts between them (the cut above L attached to L, for the cut
+ratio); each netlist terminal with a gate or diffusion area is probed, and every extracted piece
+that holds gate area is one (net, layer) check: its L metal's side area (or its cut area) over the
+gate area of the pins on that piece, against the limit at the diffusion area on that piece.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from closer.errors import InputError
+from closer.physical.floorplan import Layout
+from closer.physical.gds import LAYERS
+from closer.physical.lef import AntennaRule, Macro, Tech
+from closer.physical.lvs import reference_terminals
+from closer.physical.netlist import Netlist
+
+METALS = ("li1", "met1", "met2", "met3", "met4", "met5")
+CUT_ABOVE = {"li1": "mcon", "met1": "via", "met2": "via2", "met3": "via3", "met4": "via4"}
+
+
+@dataclass(frozen=True)
+class AntennaConfig:
+    repair_rounds: int = 2     # diode-insertion rounds (closer.physical.diodes), each a new route
+    # the LEF limits times this; only ever <= 1 (tighter than the foundry's: tests use it to
+    # make a clean layout fail and exercise the repair), never a way to loosen a rule
+    limit_scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.limit_scale <= 1:
+            raise InputError(f"antenna limit_scale {self.limit_scale}: must be in (0, 1] (only tightens)")
+        if self.repair_rounds < 0:
+            raise InputError(f"antenna repair_rounds {self.repair_rounds}: must be >= 0")
+
+
+@dataclass(frozen=True)
+class AntennaViolation:
+    net: str
+    layer: str            # the routing or cut layer whose ratio is exceeded
+    ratio: float
+    limit: float
+    gate_area_um2: float
+    diff_area_um2: float
+    gates: tuple[str, ...]  # the gate pins ("inst/pin") on the piece
+
+
+@dataclass
+class AntennaResult:
+    violations: list[AntennaViolation] = field(default_factory=list)
+    checks: int = 0        # (piece, layer) ratios computed
+    worst_margin: float = 0.0  # max ratio / limit over every check
+    wall_s: float = 0.0
+
+    @property
+    def violating_nets(self) -> list[str]:
+        return sorted({v.net for v in self.violations})
+
+
+@dataclass(frozen=True)
+class _Terminal:
+    net: str
+    label: str
+    layer: str
+    point: tuple[float, float]
+    gate_area: float
+    diff_area: float
+
+
+def antenna_terminals(layout: Layout, netlist: Netlist, macros: dict[str, Macro]) -> list[_Terminal]:
+    """Every instance pin with a LEF gate or diffusion area, at its probe point."""
+    out = []
+    for net, terms in reference_terminals(layout, netlist, macros).items():
+        for label, layer, point in terms:
+            inst, pin = label.rsplit("/", 1)
+            if inst == "PIN" or inst not in netlist.instances:
+                continue
+            lef_pin = macros[netlist.instances[inst].master].pins[pin]
+            if lef_pin.gate_area or lef_pin.diff_area:
+                out.append(_Terminal(net, label, layer, point, lef_pin.gate_area, lef_pin.diff_area))
+    return out
+
+
+def _extract_up_to(layout, top, metal: str):
+    """LayoutToNetlist of the layers that exist while `metal` is etched (plus the cut above it)."""
+    import klayout.db as kdb
+
+    k = METALS.index(metal)
+    l2n = kdb.LayoutToNetlist(kdb.RecursiveShapeIterator(layout, top, []))
+    regions = {}
+    names = [*METALS[:k + 1], *(CUT_ABOVE[m] for m in METALS[:k + 1] if m in CUT_ABOVE)]
+    for name in names:
+        idx = layout.find_layer(*LAYERS[name])
+        regions[name] = l2n.make_layer(layout.layer(*LAYERS[name]) if idx is None else idx, name)
+    for i, m in enumerate(METALS[:k + 1]):
+        l2n.connect(regions[m])
+        if m in CUT_ABOVE:
+            cut = CUT_ABOVE[m]
+            l2n.connect(regions[cut])
+            l2n.connect(regions[cut], regions[m])
+            if i < k:
+                l2n.connect(regions[cut], regions[METALS[i + 1]])
+    l2n.extract_netlist()
+    return l2n, regions
+
+
+def _checks_of(rule: AntennaRule | None, name: str):
+    return rule is not None and (rule.uses_side_area or name in CUT_ABOVE.values())
+
+
+def check_antenna(gds: Path, layout: Layout, netlist: Netlist, macros: dict[str, Macro], tech: Tech,
+                  out_dir: Path | None = None, limit_scale: float = 1.0) -> AntennaResult:
+    import klayout.db as kdb
+
+    start = time.monotonic()
+    if not Path(gds).is_file():
+        raise InputError(f"antenna check input {gds} does not exist")
+    if not tech.antenna:
+        raise InputError("the tech LEF has no antenna rules (ANTENNA*AREARATIO)")
+    klay = kdb.Layout()
+    klay.read(str(gds))
+    top = klay.top_cell()
+    klay.flatten(top.cell_index(), -1, True)
+    dbu = klay.dbu
+    terminals = antenna_terminals(layout, netlist, macros)
+    result = AntennaResult()
+    for metal in METALS:
+        cut = CUT_ABOVE.get(metal)
+        layers = [(metal, tech.antenna.get(metal))] + ([(cut, tech.antenna.get(cut))] if cut else [])
+        layers = [(n, r) for n, r in layers if _checks_of(r, n)]
+        if not layers:
+            continue
+        l2n, regions = _extract_up_to(klay, top, metal)
+        pieces: dict[int, tuple[object, list[_Terminal]]] = {}
+        for t in terminals:
+            if METALS.index(t.layer) > METALS.index(metal):
+                continue  # the pin's layer does not exist yet
+            net = l2n.probe_net(regions[t.layer], kdb.DPoint(*t.point))
+            if net is not None:
+                pieces.setdefault(net.cluster_id, (net, []))[1].append(t)
+        for net, terms in pieces.values():
+            gate = sum(t.gate_area for t in terms if t.gate_area and not t.diff_area)
+            diff = sum(t.diff_area for t in terms)
+            if gate <= 0:
+                continue
+            for name, rule in layers:
+                shapes = l2n.shapes_of_net(net, regions[name], True).merged()
+                if shapes.is_empty():
+                    continue
+                if rule.uses_side_area:
+                    value = shapes.perimeter() * dbu * rule.thickness
+                else:
+                    value = shapes.area() * dbu * dbu
+                limit = rule.limit(diff)
+                if limit is None or limit <= 0:
+                    continue
+                limit *= limit_scale
+                ratio = value / gate
+                result.checks += 1
+                result.worst_margin = max(result.worst_margin, ratio / limit)
+                if ratio > limit:
+                    result.violations.append(AntennaViolation(
+                        terms[0].net, name, round(ratio, 2), round(limit, 2), round(gate, 4), round(diff, 4),
+                        tuple(sorted(t.label for t in terms if t.gate_area and not t.diff_area))[:8]))
+    result.wall_s = time.monotonic() - start
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "antenna.json").write_text(json.dumps(
+            {"gds": str(gds), "checks": result.checks, "worst_margin": round(result.worst_margin, 4),
+             "violating_nets": result.violating_nets, "violations": [asdict(v) for v in result.violations],
+             "wall_s": round(result.wall_s, 2)}, indent=1))
+    return result

@@ -1,0 +1,70 @@
+"""Antenna repair by diode insertion: a `sky130_fd_sc_hd__diode_2` beside each gate pin of each
+piece the antenna check flagged (closer.physical.antenna), on that gate's net.
+
+The diode's DIODE pin is all diffusion (cell LEF ANTENNADIFFAREA 0.4347 um^2), so once it is
+wired to the net at the gate's end, the piece holding the gate also holds that diffusion and the
+limit rises from the PWL's first point (400 on met1..met5) to above 2,600. The diodes go into
+the netlist (the Verilog the STA reads, and the layout's netlist), into the nearest free sites
+(the placer's spill placement, fill removed first) and the flow routes again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from closer.physical import place as place_mod
+from closer.physical.antenna import AntennaViolation
+from closer.physical.cts import verilog_net
+from closer.physical.floorplan import DBU, FILL_MASTERS, SITE_W, Layout
+from closer.physical.lef import Macro
+from closer.physical.netlist import Instance, Netlist
+
+DIODE_CELL = "sky130_fd_sc_hd__diode_2"
+DIODE_PIN = "DIODE"
+
+
+def diode_sites(violations: list[AntennaViolation], done: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(net, gate instance) pairs that get a diode: each gate pin of each flagged piece, once,
+    leaving out the pairs in `done` (diodes an earlier round placed)."""
+    out: list[tuple[str, str]] = []
+    for v in violations:
+        for gate in v.gates:
+            pair = (v.net, gate.rsplit("/", 1)[0])
+            if pair not in done and pair not in out:
+                out.append(pair)
+    return out
+
+
+def insert_diodes(netlist: Netlist, layout: Layout, macros: dict[str, Macro],
+                  sites: list[tuple[str, str]]) -> list[str]:
+    """Add one diode per (net, gate instance) to `netlist` and `layout` (in place), placed in the
+    free sites nearest the gate's cell; the fill cells are removed (the flow fills again)."""
+    fills = {m for m, _ in FILL_MASTERS}
+    layout.physical = [p for p in layout.physical if p.master not in fills]
+    width = round(macros[DIODE_CELL].width * DBU) // SITE_W
+    names = []
+    first = sum(1 for i in netlist.instances.values() if i.master == DIODE_CELL)
+    for k, (net, gate) in enumerate(sites):
+        name = f"ant_diode_{first + k}"
+        netlist.instances[name] = Instance(name, DIODE_CELL, {DIODE_PIN: net})
+        netlist.nets[net].append((name, DIODE_PIN))
+        netlist.original.setdefault(name, name)
+        p = layout.cells[gate]
+        m = macros[p.master]
+        widths = {n: round(macros[c.master].width * DBU) // SITE_W for n, c in layout.cells.items()}
+        place_mod._place_spill(layout, widths, [(name, p.x + m.width * DBU / 2, p.y + m.height * DBU / 2, width)],
+                               netlist)
+        names.append(name)
+    return names
+
+
+def write_verilog(source: Path, out: Path, netlist: Netlist, names: list[str]) -> Path:
+    """The input netlist with the diodes appended before `endmodule`."""
+    text = source.read_text()
+    head, sep, tail = text.rpartition("endmodule")
+    if not sep:
+        raise ValueError(f"{source}: no endmodule")
+    cells = "".join(f"  {DIODE_CELL} {n} (\n    .{DIODE_PIN}({verilog_net(netlist, netlist.instances[n].pins[DIODE_PIN])})\n  );\n"
+                    for n in names)
+    out.write_text(head + cells + sep + tail)
+    return out

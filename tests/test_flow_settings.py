@@ -29,6 +29,9 @@ def test_abc_script_follows_the_settings():
     assert default.startswith("+strash;") and "&nf,{D}" in default
     assert "buffer,-N,7,-p" in default and "upsize,{D};dnsize,{D}" in default
     assert default.endswith(";stime,-p") and " " not in default  # Yosys's inline form
+    assert "&if,-g,-K,6;&synch2" in default and default.count("&synch2") == 1  # balanced by default
+    area = abc_script(SynthSettings(synth_strategy=SynthStrategy.AREA))
+    assert "&if" not in area and "&dch,-f;&nf,{D}" in area
     bare = abc_script(SynthSettings(synth_buffering=False, synth_sizing=False))
     assert "buffer" not in bare and "upsize" not in bare and "dnsize" not in bare
     fanout = abc_script(SynthSettings(max_fanout=3, synth_sizing=False))

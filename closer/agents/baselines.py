@@ -120,7 +120,7 @@ class Settings:
     synth_sizing: bool = True
     max_fanout: int = 7
     synth_delay_margin: float = 0.3
-    synth_strategy: str = "area"
+    synth_strategy: str = "balanced"
 
     def write(self, ws: Path) -> None:
         floorplan, flow = ws / "floorplan" / "floorplan.toml", ws / "flow" / "settings.toml"

@@ -208,6 +208,7 @@ def finalize_def(routed_def: Path, layout: Layout, netlist: Netlist, macros: dic
     unrouted get no access vias: their pads would be dangling metal (they are opens anyway)."""
     skip = set(failed or [])
     text, _ = snap_offset_segments(routed_def.read_text())
+    text, _ = snap_offset_wires_to_net_rows(text)
     end_nets = text.index("END NETS")
     tail = text[end_nets:]
     stubs: list[str] = []
@@ -284,6 +285,56 @@ def snap_offset_segments(def_text: str) -> tuple[str, int]:
                 f"{indent}NEW {m['layer']} ( {m['xa']} {yg} ) ( * {yo} )\n{m['next']}")
 
     return _OFFSET_SEG.sub(fix, def_text), count
+
+
+
+_WIRE_PIECE = re.compile(r"(?P<head>(?:NEW|\+ ROUTED) (?P<layer>met1|met3)) \( (?P<xa>-?\d+) (?P<yo>-?\d+) \) "
+                         r"\( (?P<xb>-?\d+) \* \)(?P<tail>[^\n]*)")
+
+
+def _piece_points(block: str) -> list[tuple[int, int]]:
+    """Every vertex of a net's routing, `*` resolved against the piece's previous vertex."""
+    points: list[tuple[int, int]] = []
+    for piece in re.split(r"\+\s*ROUTED|\bNEW\b", block)[1:]:
+        prev = None
+        for xs, ys in re.findall(r"\(\s*(\S+)\s+(\S+)(?:\s+\S+)?\s*\)", piece):
+            if prev is None and "*" in (xs, ys):
+                break
+            prev = (prev[0] if xs == "*" else int(xs), prev[1] if ys == "*" else int(ys))
+            points.append(prev)
+    return points
+
+
+def snap_offset_wires_to_net_rows(def_text: str) -> tuple[str, int]:
+    """The same qrouter offset when the shifted wire ends in a via instead of continuing (so
+    `snap_offset_segments` sees no next segment on the grid row): the row is the one where the
+    net's other routing meets the wire (a via landing on it), within one pitch of the written y.
+    Measured on fifo8: a Q-to-mux met1 wire written 0.155 um above its row touched the L1M1 pad
+    of the next pin (an LVS short the repair could not remove: every reroute wrote it again)."""
+    count = 0
+    start = def_text.index("\nNETS ")
+    end = def_text.index("END NETS", start)
+    blocks = re.split(r"\n(?=- )", def_text[start:end])
+    for i, block in enumerate(blocks):
+        points = _piece_points(block)
+
+        def fix(m: re.Match) -> str:
+            nonlocal count
+            yo, xa, xb = int(m["yo"]), int(m["xa"]), int(m["xb"])
+            if (yo - GRID_Y0) % GRID_PITCH == 0:
+                return m.group(0)
+            rows = {y for x, y in points if (y - GRID_Y0) % GRID_PITCH == 0 and abs(y - yo) < GRID_PITCH
+                    and min(xa, xb) < x < max(xa, xb)}
+            if len(rows) != 1:
+                return m.group(0)
+            yg = rows.pop()
+            count += 1
+            indent = "\n  "
+            return (f"{m['head']} ( {xa} {yg} ) ( {xb} * ){m['tail']}"
+                    f"{indent}NEW {m['layer']} ( {xa} {yg} ) ( * {yo} )")
+
+        blocks[i] = _WIRE_PIECE.sub(fix, block)
+    return def_text[:start] + "\n".join(blocks) + def_text[end:], count
 
 
 def _net_geometry(def_text: str) -> dict[str, tuple[list, set]]:

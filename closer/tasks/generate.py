@@ -52,10 +52,10 @@ B_C_PHYSICAL_FILES = {  # read into the rebuilt design's [physical] table (close
         "core_utilization = 0.30\naspect_ratio = 1.0\n"),
     "flow/settings.toml": (
         "# Flow settings (docs/flow.md \"Flow settings\"): qrouter's stage2 rip-up passes (0..15),\n"
-        "# search-and-repair rounds; synthesis: ABC strategy (area/delay), fanout buffering, gate\n"
+        "# search-and-repair rounds; synthesis: ABC strategy (balanced/area/delay), fanout buffering, gate\n"
         "# sizing, most pins per driver, fraction of the clock period kept out of ABC's delay target\n"
         "router_passes = 15\nrepair_rounds = 8\n"
-        "synth_strategy = \"area\"\nsynth_buffering = true\nsynth_sizing = true\nmax_fanout = 7\n"
+        "synth_strategy = \"balanced\"\nsynth_buffering = true\nsynth_sizing = true\nmax_fanout = 7\n"
         "synth_delay_margin = 0.3\n"),
 }
 

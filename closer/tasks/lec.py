@@ -94,7 +94,7 @@ def _gold_lines(job: LecJob) -> list[str]:
     return [*read_rtl_lines(job.rtl),
             f"hierarchy -top {job.top}{chparam}",
             f"synth -flatten -top {job.top} -run :fine",
-            "dffunmap", "splitnets", "opt_clean",
+            "memory_map", "opt_clean", "dffunmap", "splitnets", "opt_clean",
             f"rename {job.top} gold", "design -stash gold"]
 
 

@@ -1,0 +1,44 @@
+"""qrouter's whole-wire tap offset is undone in the routed DEF (closer.physical.route): the wire
+goes back to the grid row the net's own routing meets it on, with a jog to the tap. Recorded on
+fifo8's routed DEF (the mem_2__3_ net whose shifted wire shorted push_data_3_'s L1M1 pad).
+Two-way: a wire with no evidence of its row, or with two candidate rows, is left as written."""
+
+from __future__ import annotations
+
+from closer.physical.route import snap_offset_wires_to_net_rows
+
+HEAD = "DESIGN t ;\nNETS 1 ;\n"
+TAIL = "\nEND NETS\nEND DESIGN\n"
+FIFO8_NET = """- mem_2__3_
+  ( _225_ A0 ) ( _297_ A0 ) ( mem_2__3___DFFE_PP_ Q )
+  + USE SIGNAL 
++ ROUTED met1 ( 55890 6105 ) ( 78430 * ) L1M1_PR 
+  NEW li1 ( 67390 26010 ) L1M1_PR 
+  NEW met1 ( 67390 26010 ) M1M2_PR 
+  NEW met2 ( 67390 26010 ) ( * 5950 ) M1M2_PR ;"""
+
+
+def test_offset_wire_returns_to_the_row_its_via_lands_on():
+    text, count = snap_offset_wires_to_net_rows(HEAD + FIFO8_NET + TAIL)
+    assert count == 1
+    assert "+ ROUTED met1 ( 55890 5950 ) ( 78430 * ) L1M1_PR" in text
+    assert "NEW met1 ( 55890 5950 ) ( * 6105 )" in text  # the jog still reaches the tap
+    assert "6105 ) ( 78430" not in text
+
+
+def test_wire_without_evidence_of_its_row_is_kept():
+    alone = FIFO8_NET.replace("( * 5950 ) M1M2_PR", "( * 4930 ) M1M2_PR")  # lands off the wire's rows
+    text, count = snap_offset_wires_to_net_rows(HEAD + alone + TAIL)
+    assert count == 0 and text == HEAD + alone + TAIL
+
+
+def test_wire_with_two_candidate_rows_is_kept():
+    both = FIFO8_NET.replace(" ;", "\n  NEW met2 ( 60000 26010 ) ( * 6290 ) M1M2_PR ;")
+    text, count = snap_offset_wires_to_net_rows(HEAD + both + TAIL)
+    assert count == 0 and text == HEAD + both + TAIL
+
+
+def test_wire_on_the_grid_is_untouched():
+    on_grid = FIFO8_NET.replace("( 55890 6105 )", "( 55890 5950 )")
+    text, count = snap_offset_wires_to_net_rows(HEAD + on_grid + TAIL)
+    assert count == 0 and text == HEAD + on_grid + TAIL

@@ -1,0 +1,67 @@
+"""The suite manifest: a versioned list of problems with their rule, case counts, file checksums
+and verification results (gold matches every label; which perturbations some layout catches)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from closer.errors import InputError
+from closer.procs import Command, run
+
+SCHEMA_VERSION = 1
+GENERATOR_VERSION = "sky130-rules-1"
+
+
+class ProblemEntry(BaseModel):
+    id: str
+    folder: str  # relative to the suite root
+    kind: str = ""
+    deck_rule: str = ""
+    layouts_pass: int
+    layouts_fail: int
+    gold_verified: bool
+    caught: list[str] = Field(default_factory=list, description="perturbations some layout catches")
+    uncaught: list[str] = Field(default_factory=list)
+    sha256: dict[str, str] = Field(default_factory=dict, description="file (relative to folder) -> SHA-256")
+
+
+class SuiteManifest(BaseModel):
+    schema_version: int = SCHEMA_VERSION
+    suite: str = Field(description="name and version of the suite, e.g. closer-sky130-rule2drc/sky130-rules-1")
+    source: str = Field(description="generated | imported")
+    root: str = Field(description="the folder holding problems/ (absolute for an import)")
+    klayout: str
+    problems: list[ProblemEntry]
+    verify_wall_s: float = 0.0
+
+
+def checksums(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def read_manifest(path: Path) -> SuiteManifest:
+    file = path / "manifest.json" if path.is_dir() else path
+    if not file.is_file():
+        raise InputError(f"{file}: no suite manifest (closer drc generate or closer drc import writes one)")
+    try:
+        return SuiteManifest.model_validate_json(file.read_text())
+    except ValueError as exc:
+        raise InputError(f"{file}: not a suite manifest ({str(exc).splitlines()[0]})") from exc
+
+
+def write_new(path: Path, text: str) -> None:
+    """Records are append-only: refuse to overwrite."""
+    try:
+        with open(path, "x") as out:
+            out.write(text)
+    except FileExistsError as exc:
+        raise InputError(f"{path}: already exists; write to a new folder") from exc
+
+
+def klayout_version(log: Path) -> str:
+    result = run(Command(["klayout", "-v"], timeout_s=60), log)
+    return result.log.read_text().splitlines()[-1].strip()

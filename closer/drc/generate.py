@@ -18,6 +18,7 @@ from pathlib import Path
 from closer.drc import scripts
 from closer.drc.cases import build_cases
 from closer.drc.evaluate import Outcome, evaluate_scripts
+from closer.drc.mutate import perturbations
 from closer.drc.phrasing import phrasings
 from closer.drc.problem import ProblemSpec, RuleText, load_problem, write_labels, write_spec
 from closer.drc.rules import Rule, RuleKind, rule_table
@@ -105,9 +106,9 @@ def verify(out: Path, plan: list[tuple[Rule, int]], folders: dict[str, Path], wo
     for rule, variant in plan:
         pid = problem_id(rule, variant)
         candidates[pid] = {"gold": problems[pid].gold}
-        for perturbation in scripts.applicable(rule):
+        for perturbation, text in perturbations(problems[pid].gold.read_text()).items():
             path = scripts_dir / f"{pid}.{perturbation}.drc"
-            path.write_text(scripts.script(rule, perturbation))
+            path.write_text(text)
             candidates[pid][perturbation.value] = path
     results = evaluate_scripts(list(problems.values()), candidates, out / "work" / "runs",
                                RunSettings(timeout_s=1800, workers=workers), shared_process=True)

@@ -61,6 +61,7 @@ class RunSettings:
 
 def run_groups(groups: list[list[Job]], workdir: Path, settings: RunSettings) -> dict[str, JobResult]:
     """Run each group in its own KLayout process; results by job key."""
+    workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     results: dict[str, JobResult] = {}
     folders = [workdir / f"group_{index:04d}" for index in range(len(groups))]

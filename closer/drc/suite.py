@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from closer.drc.problem import Problem, load_problem
 from closer.errors import InputError
 from closer.procs import Command, run
 
@@ -65,3 +66,22 @@ def write_new(path: Path, text: str) -> None:
 def klayout_version(log: Path) -> str:
     result = run(Command(["klayout", "-v"], timeout_s=60), log)
     return result.log.read_text().splitlines()[-1].strip()
+
+
+def suite_root(manifest_dir: Path, manifest: SuiteManifest) -> Path:
+    root = Path(manifest.root)
+    return root if root.is_absolute() else (manifest_dir / root).resolve()
+
+
+def load_suite(path: Path, check: bool = True) -> tuple[SuiteManifest, list[Problem]]:
+    """The manifest and its problems; with `check`, every file's checksum is compared first."""
+    manifest = read_manifest(path)
+    manifest_dir = path if path.is_dir() else path.parent
+    root = suite_root(manifest_dir, manifest)
+    problems = []
+    for entry in manifest.problems:
+        folder = root / entry.folder
+        if check and entry.sha256 and checksums(folder) != entry.sha256:
+            raise InputError(f"{folder}: files differ from the suite manifest's checksums")
+        problems.append(load_problem(folder, root))
+    return manifest, problems

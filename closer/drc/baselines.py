@@ -20,13 +20,14 @@ from pathlib import Path
 from closer.drc.cases import build_cases
 from closer.drc.mutate import AREA_NUMBER, UM_NUMBER
 from closer.drc.problem import PublicProblem
-from closer.drc.protocol import JudgeRequest, JudgeResponse, TestRequest, TestResponse
+from closer.drc.protocol import JudgeRequest, JudgeResponse, ProbeRequest, ProbeResponse
 from closer.drc.rules import LAYERS, GRID_NM, Layer, Rule, RuleKind
 from closer.drc.shapes import Case
 
 VALUE = re.compile(r"(\d+(?:\.\d+)?)\s*(µm²|um\^2|um2|square microns|µm|um)")
-KEYWORDS = [(RuleKind.ENCLOSURE, ("enclos", "surround", "margin")), (RuleKind.NOTCH, ("notch", "slot")),
-            (RuleKind.HOLE, ("hole", "opening")), (RuleKind.AREA, ("area",)),
+# first match wins: hole texts say "enclosed" and "area", notch texts say "space"
+KEYWORDS = [(RuleKind.HOLE, ("hole", "opening")), (RuleKind.NOTCH, ("notch", "slot", "within any one", "single polygon")),
+            (RuleKind.ENCLOSURE, ("enclos", "surround", "margin")), (RuleKind.AREA, ("area",)),
             (RuleKind.SPACING, ("spac", "apart", "closer", "space")), (RuleKind.WIDTH, ("width", "narrow", "thin"))]
 PROBE_CASES = ("at_threshold", "just_above", "just_below", "far_below", "corner_close", "corner_neck",
                "concave_corner", "touching", "touching_halves", "decoy_layer")
@@ -82,7 +83,7 @@ def thresholds(script: str) -> list[float]:
     return numbers + [float(m.group(2)) for m in AREA_NUMBER.finditer(script)]
 
 
-def generate_tests(request: TestRequest) -> TestResponse:
+def generate_tests(request: ProbeRequest) -> ProbeResponse:
     kind, value, layers = read_rule(request.problem)
     tests = probes(kind, value, layers, value)
     if request.mode == "split":
@@ -99,7 +100,7 @@ def generate_tests(request: TestRequest) -> TestResponse:
             seen.add(key)
             unique.append(test)
     offset = request.seed % max(1, len(unique))
-    return TestResponse(tests=(unique[offset:] + unique[:offset])[:request.count])
+    return ProbeResponse(tests=(unique[offset:] + unique[:offset])[:request.count])
 
 
 def judge(request: JudgeRequest) -> JudgeResponse:
@@ -121,7 +122,7 @@ def main(argv: list[str]) -> int:
         return 2
     mode, request_path, response_path = argv[0], Path(argv[1]), Path(argv[2])
     if mode == "testgen":
-        response = generate_tests(TestRequest.model_validate_json(request_path.read_text()))
+        response = generate_tests(ProbeRequest.model_validate_json(request_path.read_text()))
     else:
         response = judge(JudgeRequest.model_validate_json(request_path.read_text()))
     response_path.write_text(response.model_dump_json())

@@ -30,7 +30,7 @@ class Candidate(BaseModel):
     script: str
 
 
-class TestRequest(BaseModel):
+class ProbeRequest(BaseModel):
     problem: PublicProblem
     mode: Literal["initial", "split"]
     count: int = Field(ge=1, le=64)
@@ -38,7 +38,7 @@ class TestRequest(BaseModel):
     seed: int = 0
 
 
-class TestResponse(BaseModel):
+class ProbeResponse(BaseModel):
     tests: list[Case] = Field(max_length=64)
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from closer.drc.problem import PublicProblem
 from closer.drc.protocol import (Candidate, CommandTool, JudgeRequest, JudgeResponse, Output, ShownTest,
-                                 TestRequest, TestResponse)
+                                 ProbeRequest, ProbeResponse)
 from closer.drc.runner import Job, JobStatus, RunSettings, run_groups
 from closer.drc.shapes import Case, write_gds
 
@@ -56,9 +56,9 @@ class Bench:
     runs: int = 0
 
     def generate(self, mode: str, count: int, members: list[str] = ()) -> list[Case]:
-        request = TestRequest(problem=self.problem, mode=mode, count=count, seed=self.seed + len(self.tests),
+        request = ProbeRequest(problem=self.problem, mode=mode, count=count, seed=self.seed + len(self.tests),
                               candidates=[Candidate(id=m, script=self.candidates[m]) for m in members])
-        new = TestResponse.model_validate(self.testgen.call(request, TestResponse)).tests[:count]
+        new = ProbeResponse.model_validate(self.testgen.call(request, ProbeResponse)).tests[:count]
         taken = {t.name for t in self.tests}
         renamed = [case.model_copy(update={"name": f"t{len(self.tests) + i:03d}_{case.name}"[:64]})
                    for i, case in enumerate(new)]

@@ -185,3 +185,12 @@ def test_openai_adapter_records_and_replays(tmp_path):
     other = subprocess.run([*base, str(tmp_path / "r3.json"), "--model", "other", "--transcript", str(transcript),
                             "--replay"], env=env, capture_output=True, text=True, timeout=120)
     assert other.returncode == 2 and "no recorded answer" in other.stderr
+
+
+def test_schemas_match_the_models():
+    from closer.drc.schemas import SCHEMA_MODELS
+    from closer.paths import schema_path
+    from closer.tasks.schemas import schema_text
+
+    for name, model in SCHEMA_MODELS.items():
+        assert schema_path(name).read_text() == schema_text(model), f"run python -m closer.drc.schemas ({name})"

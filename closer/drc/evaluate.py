@@ -83,10 +83,12 @@ def evaluate_scripts(problems: list[Problem], candidates: dict[str, dict[str, Pa
         for name, script in candidates.get(problem.spec.id, {}).items():
             groups.append([Job(f"{problem.spec.id}\0{name}\0{i}", script, layout.file)
                            for i, layout in enumerate(problem.layouts)])
+    counts = None
     if shared_process:
         jobs = [job for group in groups for job in group]
         groups = [jobs[i:i + SHARED_GROUP_JOBS] for i in range(0, len(jobs), SHARED_GROUP_JOBS)]
-    results = run_groups(groups, workdir, settings)
+        counts = [len({job.script for job in group}) for group in groups]
+    results = run_groups(groups, workdir, settings, counts)
     out: dict[str, dict[str, ScriptResult]] = {}
     for problem in problems:
         for name in candidates.get(problem.spec.id, {}):

@@ -111,7 +111,7 @@ def verify(out: Path, plan: list[tuple[Rule, int]], folders: dict[str, Path], wo
             path.write_text(text)
             candidates[pid][perturbation.value] = path
     results = evaluate_scripts(list(problems.values()), candidates, out / "work" / "runs",
-                               RunSettings(timeout_s=1800, workers=workers), shared_process=True)
+                               RunSettings(timeout_s=120, workers=workers), shared_process=True)
     entries = []
     for rule, variant in plan:
         pid = problem_id(rule, variant)

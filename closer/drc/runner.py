@@ -59,19 +59,22 @@ class RunSettings:
     masked: tuple[Path, ...] = ()  # folders a script must not read (problem sets, labels, gold)
 
 
-def run_groups(groups: list[list[Job]], workdir: Path, settings: RunSettings) -> dict[str, JobResult]:
-    """Run each group in its own KLayout process; results by job key."""
+def run_groups(groups: list[list[Job]], workdir: Path, settings: RunSettings,
+               scripts_per_group: list[int] | None = None) -> dict[str, JobResult]:
+    """Run each group in its own KLayout process; results by job key. A group holding several
+    scripts (`scripts_per_group`) gets the per-script timeout once per script."""
     workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     results: dict[str, JobResult] = {}
     folders = [workdir / f"group_{index:04d}" for index in range(len(groups))]
+    limits = [settings.timeout_s * max(1, count) for count in (scripts_per_group or [1] * len(groups))]
     with ThreadPoolExecutor(max_workers=max(1, settings.workers)) as pool:
-        for part in pool.map(lambda args: _run_group(*args, settings), zip(groups, folders)):
+        for part in pool.map(lambda args: _run_group(*args), zip(groups, folders, limits, [settings] * len(groups))):
             results.update(part)
     return results
 
 
-def _run_group(jobs: list[Job], folder: Path, settings: RunSettings) -> dict[str, JobResult]:
+def _run_group(jobs: list[Job], folder: Path, timeout_s: float, settings: RunSettings) -> dict[str, JobResult]:
     if folder.exists():
         shutil.rmtree(folder)
     (folder / "out").mkdir(parents=True)
@@ -81,7 +84,7 @@ def _run_group(jobs: list[Job], folder: Path, settings: RunSettings) -> dict[str
             "klayout", "-b", "-r", str(BATCH_RB), "-rd", f"jobs={folder / 'jobs.tsv'}"]
     timed_out = False
     try:
-        run(Command(sandbox.wrap(argv, cwd=folder / "out"), timeout_s=settings.timeout_s),
+        run(Command(sandbox.wrap(argv, cwd=folder / "out"), timeout_s=timeout_s),
             folder / "klayout.log", check=False)
     except ToolTimeout:
         timed_out = True

@@ -90,7 +90,8 @@ class Bench:
                 write_gds(case, layout)
             group = "shared" if texts[digest] in self.trusted else digest
             groups.setdefault(group, []).append(Job(f"{digest}\0{shapes[case.name]}", script, layout))
-        results = run_groups(list(groups.values()), folder / "runs", self.run_settings)
+        counts = [len({job.script for job in group}) for group in groups.values()]
+        results = run_groups(list(groups.values()), folder / "runs", self.run_settings, counts)
         for key, result in results.items():
             digest, shape = key.split("\0")
             self.cache[(digest, shape)] = "error" if result.status is not JobStatus.OK else int(result.flagged)

@@ -95,10 +95,10 @@ def test_lyrdb_counts_items_per_category(tmp_path):
 def test_spec_errors_name_file_and_field(tmp_path):
     spec = tmp_path / "spec.yaml"
     spec.write_text("id: ok\ntitle: t\ncategories: []\n")
-    with pytest.raises(InputError, match=r"spec.yaml: categories: "):
+    with pytest.raises(InputError, match=r"spec.yaml: key categories: "):
         read_spec(spec)
     spec.write_text("id: ok\ntitle: t\ncategories: [c]\ndata_dir: ../../elsewhere\n")
-    with pytest.raises(InputError, match=r"spec.yaml: data_dir: "):
+    with pytest.raises(InputError, match=r"spec.yaml: key data_dir: "):
         read_spec(spec)
 
 

@@ -10,6 +10,7 @@ import click
 
 from closer.clitypes import POSITIVE
 from closer.errors import InputError
+from closer.inputs import load_json_model
 
 BASELINE_TESTGEN = f"{shlex.quote(sys.executable)} -m closer.drc.baselines testgen"
 BASELINE_JUDGE = f"{shlex.quote(sys.executable)} -m closer.drc.baselines judge"
@@ -115,7 +116,7 @@ def run_command(suite: Path, candidates: Path, out: Path, timeout_s: float, work
     _fresh(out)
     manifest, problems, root = _suite(suite)
     pool_file = candidates / "pool.json"
-    baseline = PoolManifest.model_validate_json(pool_file.read_text()).baseline if pool_file.is_file() else ""
+    baseline = load_json_model(pool_file, PoolManifest, "pool manifest").baseline if pool_file.is_file() else ""
     run = run_candidates(manifest.suite, problems, candidates, out, _settings(timeout_s, workers, (root,), out),
                          baseline)
     click.echo(f"{len(run.results)} candidates on {len(run.problems)} problems: "
@@ -146,7 +147,7 @@ def select_command(suite: Path, candidates: Path, results: Path, out: Path, sele
     if unknown:
         raise InputError(f"--selector: {unknown[0]!r}; choose from {', '.join(SELECTORS)}")
     _, problems, root = _suite(suite)
-    scored = RunResults.model_validate_json((results / "results.json" if results.is_dir() else results).read_text())
+    scored = load_json_model(results / "results.json" if results.is_dir() else results, RunResults, "run results")
     run = select_all(problems, candidates, scored, list(selectors or SELECTORS), testgen, judge, out,
                      _settings(timeout_s, 1, (root,), out), SelectorSettings(), seed)
     oracle = sum(r.oracle_success for r in run.records if r.selector == run.records[0].selector)

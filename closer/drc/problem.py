@@ -20,6 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from closer.errors import InputError
+from closer.inputs import read_text, validation_message
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
 MAX_LAYOUT_BYTES = 32 * 2**20
@@ -104,12 +105,9 @@ def load_problem(folder: Path, root: Path | None = None) -> Problem:
 
 
 def read_spec(path: Path) -> ProblemSpec:
-    if not path.is_file():
-        raise InputError(f"{path}: no spec.yaml")
-    if path.stat().st_size > MAX_SPEC_BYTES:
-        raise InputError(f"{path}: larger than {MAX_SPEC_BYTES} bytes")
+    text = read_text(path, "spec.yaml", MAX_SPEC_BYTES)
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise InputError(f"{path}: not YAML ({str(exc).splitlines()[0]})") from exc
     if not isinstance(data, dict):
@@ -117,15 +115,11 @@ def read_spec(path: Path) -> ProblemSpec:
     try:
         return ProblemSpec.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(part) for part in error["loc"]) or "(top)"
-        raise InputError(f"{path}: {field}: {error['msg']}") from exc
+        raise InputError(f"{path}: {validation_message(exc)}") from None
 
 
 def read_labels(path: Path, data_dir: Path, categories: list[str]) -> list[LabeledLayout]:
-    if not path.is_file():
-        raise InputError(f"{path}: no labels.csv")
-    rows = list(csv.reader(io.StringIO(path.read_text())))
+    rows = list(csv.reader(io.StringIO(read_text(path, "labels.csv"))))
     if not rows or rows[0][:1] != ["filename"]:
         raise InputError(f"{path}: header: first column must be 'filename'")
     header = rows[0][1:]

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from closer.drc.evaluate import Outcome
 from closer.drc.runs import RunResults
 from closer.drc.select import SelectionRun
+from closer.inputs import load_json_model
 
 MACHINERY = "machinery baseline"
 
@@ -55,7 +56,7 @@ def _commands(run: SelectionRun) -> str:
 
 
 def run_row(folder: Path) -> RunRow:
-    run = RunResults.model_validate_json((folder / "results.json").read_text())
+    run = load_json_model(folder / "results.json", RunResults, "run results")
     n = min(p.n for p in run.problems)
     count = len(run.problems)
     return RunRow(run=folder.name, pool=_label(run.baseline), n=n, problems=count,
@@ -68,7 +69,7 @@ def run_row(folder: Path) -> RunRow:
 
 
 def selection_rows(folder: Path) -> list[SelectionRow]:
-    run = SelectionRun.model_validate_json((folder / "selection.json").read_text())
+    run = load_json_model(folder / "selection.json", SelectionRun, "selection record")
     rows = []
     for selector in dict.fromkeys(r.selector for r in run.records):
         records = [r for r in run.records if r.selector == selector]

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from closer.drc.problem import Problem, load_problem
 from closer.errors import InputError
+from closer.inputs import load_json_model
 from closer.procs import Command, run
 
 SCHEMA_VERSION = 1
@@ -46,12 +47,7 @@ def checksums(folder: Path) -> dict[str, str]:
 
 def read_manifest(path: Path) -> SuiteManifest:
     file = path / "manifest.json" if path.is_dir() else path
-    if not file.is_file():
-        raise InputError(f"{file}: no suite manifest (closer drc generate or closer drc import writes one)")
-    try:
-        return SuiteManifest.model_validate_json(file.read_text())
-    except ValueError as exc:
-        raise InputError(f"{file}: not a suite manifest ({str(exc).splitlines()[0]})") from exc
+    return load_json_model(file, SuiteManifest, "suite manifest (closer drc generate or import writes one)")
 
 
 def write_new(path: Path, text: str) -> None:

@@ -124,8 +124,12 @@ def test_hostile_scripts_are_contained(suite, tmp_path):
     for name, text in scripts.items():
         paths[name] = tmp_path / f"{name}.drc"
         paths[name].write_text(text)
-    settings = RunSettings(timeout_s=20, masked=(suite.resolve(),))
-    results = evaluate_scripts([problem], {problem.spec.id: paths}, tmp_path / "work", settings)[problem.spec.id]
+    loops = {"loops": paths.pop("loops")}
+    masked = (suite.resolve(),)
+    results = evaluate_scripts([problem], {problem.spec.id: paths}, tmp_path / "work",
+                               RunSettings(timeout_s=120, workers=2, masked=masked))[problem.spec.id]
+    results |= evaluate_scripts([problem], {problem.spec.id: loops}, tmp_path / "loop",
+                                RunSettings(timeout_s=8, masked=masked))[problem.spec.id]
     assert results["reads_labels"].outcome is Outcome.ERROR and "No such file" in results["reads_labels"].message
     assert results["writes_outside"].outcome is Outcome.ERROR and not (suite / "planted").exists()
     assert results["loops"].outcome is Outcome.TIMEOUT

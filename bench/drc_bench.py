@@ -3,7 +3,7 @@ N = 5, 10, 20 through every selector, and the report. Writes docs/rule2drc-bench
 report folder; docs/rule2drc.md quotes the numbers.
 
     .venv/bin/python bench/drc_bench.py --work /tmp/drcbench [--suite /tmp/drcbench/suite]
-        [--pool-limit 48] [--select-limit 12] [--ns 5 10 20]
+        [--pool-limit 48] [--select-limit 6] [--ns 5 10 20]
 
 Every pool, the scripted test generator and the scripted judge are machinery baselines.
 """
@@ -32,7 +32,7 @@ def main() -> int:
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--suite", type=Path, help="An existing generated suite (default: generate one).")
     parser.add_argument("--pool-limit", type=int, default=48)
-    parser.add_argument("--select-limit", type=int, default=12)
+    parser.add_argument("--select-limit", type=int, default=6)
     parser.add_argument("--ns", type=int, nargs="+", default=[5, 10, 20])
     args = parser.parse_args()
     work, timings = args.work, {}

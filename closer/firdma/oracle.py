@@ -7,7 +7,7 @@ start, a task's submission, or a golden copy with one fault applied.
       faults/faults.toml          hand-written faulty variants (find/replace on one RTL line)
       hidden/hidden.toml          hidden seeds and conditions: never copied into a task workspace
 
-Usage: python -m closer.firdma_oracle {public,hidden,cycles,faults} [--sim icarus|verilator] ...
+Usage: python -m closer.firdma.oracle {public,hidden,cycles,faults} [--sim icarus|verilator] ...
 """
 
 from __future__ import annotations

@@ -302,9 +302,15 @@ def _rtl(rtl: Path | None, weak: bool, build: Path) -> Path:
 
 
 def _report(label: str, result: SimResult) -> None:
+    """The verdict, the failure (it names its requirement) and the functional coverage of each test."""
     verdict = "PASS" if result.passed else "FAIL"
     click.echo(f"{label}: {verdict} tests={result.tests} failed={result.failed} wall_s={result.wall_s:.1f} "
                f"log={result.log}")
+    text = result.log.read_text(errors="replace") if result.log.is_file() else ""
+    for line in text.splitlines():
+        for marker in ("functional coverage ", "OracleFailure: "):
+            if marker in line:
+                click.echo(f"  {marker.strip(': ')}: {line.split(marker, 1)[1][:400]}")
 
 
 @main.command()

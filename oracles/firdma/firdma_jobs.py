@@ -63,6 +63,8 @@ class Job:
     start_ctrl: int = 1                     # the CTRL value that starts the job (3: START and ABORT)
     abort_ctrl: int = 2                     # the CTRL value that aborts it (3: START and ABORT)
     must_abort: bool = False                # the abort surely comes before the end: ABORTED, never DONE
+    abort_pending_writes: int = 0           # abort once this many write bursts await their response
+    abort_delay: int = 0                    # ... and this many cycles more (the write queue fills meanwhile)
 
     @property
     def length(self) -> int:

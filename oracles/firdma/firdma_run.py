@@ -50,12 +50,17 @@ async def wait_done(env: FirdmaEnv, job: Job, budget: int) -> int:
 
 
 async def _abort_when_writing(env: FirdmaEnv, job: Job, budget: int) -> None:
+    """ABORT as soon as the first write burst starts (or `abort_pending_writes` bursts wait), then
+    `abort_delay` cycles later."""
+    count = env.monitor.count
     for _ in range(budget):
-        if env.monitor.count.aw_bursts:
+        if count.aw_bursts - count.b_resps >= max(1, job.abort_pending_writes):
             break
         await RisingEdge(env.dut.clk)
+    if job.abort_delay:
+        await ClockCycles(env.dut.clk, job.abort_delay)
     env.coverage.hit("abort with writes in flight")
-    await env.wr(REG_CTRL, CTRL_ABORT | (CTRL_IRQ_EN if job.irq_en else 0))
+    await env.wr(REG_CTRL, job.abort_ctrl | (CTRL_IRQ_EN if job.irq_en else 0))
 
 
 async def _abort_after(env: FirdmaEnv, job: Job, cycles: int) -> None:
@@ -82,7 +87,8 @@ async def stage_job(env: FirdmaEnv, job: Job, seed: int) -> tuple[bytes, bytes, 
     env.set_backpressure(job.profile, seed)
     await configure(env, job)
     burst = 1 if job.burst == 0 else min(job.burst, 16)  # the value BURST stores
-    stops = job.abort_after is not None or job.abort_in_write or job.read_error or job.write_error
+    stops = (job.abort_after is not None or job.abort_in_write or job.abort_pending_writes or job.read_error
+             or job.write_error)
     env.monitor.begin_job(JobWindow(job.src, job.dst, job.length, burst, expected, env.data_bytes,
                                     "ERR-DRAIN" if stops else "JOB-COMPLETE"))
     return expected, fill, dst_fill_base, window_bytes
@@ -103,7 +109,7 @@ async def run_job(env: FirdmaEnv, job: Job, seed: int) -> dict:
         await busy_writes(env, job)
     if job.abort_after is not None:
         await _abort_after(env, job, job.abort_after)
-    elif job.abort_in_write:
+    elif job.abort_in_write or job.abort_pending_writes:
         await _abort_when_writing(env, job, budget)
     status = await wait_done(env, job, budget)
     done_seen_cycle = mon.cycle
@@ -148,7 +154,7 @@ def _check_outcome(env: FirdmaEnv, job: Job, status: int) -> None:
     elif job.must_abort:
         check(flags == ST_ABORTED and err_code == 0, "CTRL-START-ABORT" if job.abort_ctrl & CTRL_START else "ABORT",
               f"{job.name}: CTRL={job.abort_ctrl:#x} while BUSY must abort the job, STATUS={status:#x}")
-    elif job.abort_after is not None or job.abort_in_write:
+    elif job.abort_after is not None or job.abort_in_write or job.abort_pending_writes:
         check(flags in (ST_ABORTED, ST_DONE), "ABORT",
               f"{job.name}: abort must end ABORTED (or DONE if already finished), STATUS={status:#x}")
         check(err_code == 0, "ABORT", f"{job.name}: ERR_CODE set without ERROR")

@@ -16,11 +16,12 @@ from firdma_env import (CTRL_ABORT, CTRL_IRQ_EN, CTRL_START, DECERR, EXOKAY, ID_
                         REG_COEF, REG_CTRL, REG_CYCLES, REG_DST, REG_ID, REG_LEN, REG_NAMES, REG_NTAPS,
                         REG_SHIFT, REG_SRC, REG_STATUS, SLVERR, ST_ABORTED, ST_BUSY, ST_DONE, ST_ERROR,
                         ST_FLAGS, FirdmaEnv, check)
-from firdma_jobs import DST_BASE, SRC_BASE, Conditions, Job, _rand_coefs, _rand_samples
+from firdma_jobs import DST_BASE, SRC_BASE, Conditions, Job, _rand_coefs, _rand_samples, random_jobs
 from firdma_run import budget_cycles, run_job, stage_job
 
 RESET_VALUES = {REG_CTRL: 0, REG_STATUS: 0, REG_SRC: 0, REG_DST: 0, REG_LEN: 0, REG_SHIFT: 0, REG_BURST: 16,
                 REG_CYCLES: 0}
+PUBLIC_STYLE_JOBS = 6
 VALID_OUTPUTS = ("m_axi_awvalid", "m_axi_wvalid", "m_axi_arvalid", "s_axil_bvalid", "s_axil_rvalid")
 
 
@@ -206,7 +207,7 @@ async def status_and_irq(env: FirdmaEnv) -> None:
 async def busy_time_writes(env: FirdmaEnv, rng: random.Random) -> dict:
     """While BUSY: IRQ_EN and STATUS are writable; every configuration register (all COEF) is
     locked; an ABORTED job's W1C bit clears alone."""
-    job = _job(env, rng, "busy_time_writes", 120, profile="drain", burst=5)
+    job = _job(env, rng, "busy_time_writes", 600, profile="drain", burst=5)
     await stage_job(env, job, rng.getrandbits(16))
     before = await _snapshot(env)
     await env.wr(REG_CTRL, CTRL_START)
@@ -257,7 +258,8 @@ def limit_jobs(env: FirdmaEnv, cond: Conditions, rng: random.Random) -> list[Job
         _job(env, rng, "slverr_read_last_beat", 50, burst=7, profile="rstall",
              read_error=(SRC_BASE + 0x300 + ((100 - 1) // beat) * beat, SRC_BASE + 0x300 + 100)),
         _job(env, rng, "exokay_responses", 77, ok_resp=EXOKAY, burst=6, profile="light", irq_en=True),
-        _job(env, rng, "drain_then_abort", 300, profile="drain", abort_after=900, must_abort=True, irq_en=True),
+        _job(env, rng, "drain_then_abort", 300, profile="drain", abort_pending_writes=1, abort_delay=150,
+             must_abort=True, irq_en=True),
         _job(env, rng, "read_stalled", 90, profile="rstall", burst=2, irq_en=True),
         _job(env, rng, "write_queue_full", 200, profile="drain", burst=4, irq_en=True),
         _job(env, rng, "burst_clamped_0", 41, burst=0, irq_en=True),
@@ -298,6 +300,10 @@ async def spec_checks(env: FirdmaEnv, seed: int, cond: Conditions) -> list[dict]
     results = [await busy_time_writes(env, rng)]
     for i, job in enumerate(limit_jobs(env, cond, rng)):
         results.append(await run_job(env, job, seed * 100 + i))
+    # Jobs drawn as the public seeds draw theirs (Conditions' defaults) from this run's seed: every
+    # kind of public random job also runs here, under this run's AXI4-Lite stalls.
+    for job in random_jobs(seed, Conditions(jobs_per_seed=PUBLIC_STYLE_JOBS), env.ntaps, env.data_w):
+        results.append(await run_job(env, job, seed))
     await reset_during_job(env, rng)
     results.append(await run_job(env, _job(env, rng, "after_reset", 20, irq_en=True), seed + 1))
     return results

@@ -53,7 +53,8 @@ def _pause_pattern(profile: str, rng: random.Random, channel: str):
 
     `drain`: write responses pause for long stretches and W beats often, while reads run free, so
     the input buffer, the write queue and the outstanding responses fill. `rstall`: read data
-    pauses for long stretches (the outstanding reads fill)."""
+    pauses for long stretches (the outstanding reads fill). `bstall`: write responses pause for 3000
+    cycles at a time (every write burst of a short job awaits its response at once)."""
     if profile == "none":
         return None
     if profile == "light":
@@ -67,9 +68,11 @@ def _pause_pattern(profile: str, rng: random.Random, channel: str):
         return itertools.cycle(pattern)
     if profile == "drain" and channel == "w":
         return itertools.cycle([rng.random() < 0.6 for _ in range(103)])
+    if (profile, channel) == ("bstall", "b"):
+        return itertools.cycle([True] * 3000 + [False] * 50)
     if (profile, channel) in (("drain", "b"), ("rstall", "r")):
         return itertools.cycle([True] * rng.randint(250, 400) + [False] * rng.randint(2, 6))
-    if profile in ("drain", "rstall"):
+    if profile in ("drain", "rstall", "bstall"):
         return None
     raise ValueError(f"unknown backpressure profile {profile!r}")
 

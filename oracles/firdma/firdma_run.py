@@ -23,7 +23,7 @@ CYCLES_TOLERANCE = 2
 
 def budget_cycles(env: FirdmaEnv, job: Job) -> int:
     slow = {"heavy": 4, "bursty": 4, "drain": 12, "rstall": 12}.get(job.profile, 2)
-    return (job.length * (env.ntaps + 8) + 1500) * slow
+    return (job.length * (env.ntaps + 8) + 1500) * slow + (3500 if job.profile == "bstall" else 0)
 
 
 async def configure(env: FirdmaEnv, job: Job) -> None:

@@ -261,7 +261,14 @@ def limit_jobs(env: FirdmaEnv, cond: Conditions, rng: random.Random) -> list[Job
         _job(env, rng, "drain_then_abort", 300, profile="drain", abort_pending_writes=1, abort_delay=150,
              must_abort=True, irq_en=True),
         _job(env, rng, "read_stalled", 90, profile="rstall", burst=2, irq_en=True),
+        # R stalled from the start: every read burst is issued before the first beat returns, then
+        # the abort must wait for all of them.
+        _job(env, rng, "abort_reads_stalled", 90, profile="rstall", burst=2, abort_after=60, must_abort=True),
+        # B stalled for 3000 cycles: all 8 write bursts of the job await their response at once.
+        _job(env, rng, "responses_stalled", 32 * beat // 2, profile="bstall", burst=4, irq_en=True),
         _job(env, rng, "write_queue_full", 200, profile="drain", burst=4, irq_en=True),
+        _job(env, rng, "slverr_write_first_beat", 30, write_error=(DST_BASE + 0x300, DST_BASE + 0x300 + beat)),
+        *(_job(env, rng, f"burst_{b}", b * beat, burst=b, irq_en=True) for b in (9, 11, 12, 13, 14, 15)),
         _job(env, rng, "burst_clamped_0", 41, burst=0, irq_en=True),
         _job(env, rng, "burst_clamped_31", 97, burst=31, irq_en=True),
         _job(env, rng, "long_len", cond.long_len, src=page - 3 * beat, dst=DST_BASE + 0x1000 - 5 * beat,

@@ -35,6 +35,9 @@ ST_FLAGS = ST_DONE | ST_ERROR | ST_ABORTED
 CTRL_START, CTRL_ABORT, CTRL_IRQ_EN = 1, 2, 4
 LITE_TIMEOUT_CYCLES = 5000  # an AXI4-Lite access must complete within this
 CLOCK_NS = 10
+STALL_LIMIT_CYCLES = 40000   # no AXI4 handshake this long while BUSY: the job is stuck
+PROGRESS_STEP_CYCLES = 5000
+DEEP_QUEUE = 256  # memory-side queue depth in test_spec: outstanding bursts limited only by the engine
 OKAY, EXOKAY, SLVERR, DECERR = 0, 1, 2, 3
 
 
@@ -79,9 +82,11 @@ def _pause_pattern(profile: str, rng: random.Random, channel: str):
 
 class FirdmaEnv:
     """One test's bench. `lite` selects the AXI4-Lite master: "cocotbext" (AxiLiteMaster: READY
-    always high, one access at a time) or "stalling" (firdma_lite.LiteMaster)."""
+    always high, one access at a time) or "stalling" (firdma_lite.LiteMaster). `deep_memory`: the
+    memory accepts any number of outstanding bursts (else cocotbext's AxiRam takes about four)."""
 
-    def __init__(self, dut, lite: str = "cocotbext", lite_profile: str = "none", seed: int = 0):
+    def __init__(self, dut, lite: str = "cocotbext", lite_profile: str = "none", seed: int = 0,
+                 deep_memory: bool = False):
         self.dut = dut
         self.data_w = len(dut.m_axi_wdata)
         self.data_bytes = self.data_w // 8
@@ -96,6 +101,10 @@ class FirdmaEnv:
                                       reset_active_level=False)
         self.ram = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst_n,
                           reset_active_level=False, size=MEM_SIZE)
+        if deep_memory:  # accept as many bursts as the engine issues (AxiRam queues 2 per channel)
+            for ch in (self.ram.read_if.ar_channel, self.ram.read_if.r_channel, self.ram.write_if.aw_channel,
+                       self.ram.write_if.w_channel, self.ram.write_if.b_channel):
+                ch.queue_occupancy_limit = DEEP_QUEUE
         for name in ("s_axil", "m_axi"):
             logging.getLogger(f"cocotb.{dut._name}.{name}").setLevel(logging.ERROR)
         self.read_error: tuple[int, int] | None = None
@@ -199,11 +208,22 @@ class FirdmaEnv:
         check(resp == OKAY, req, f"read of register {addr:#05x} answered {resp}, expected OKAY")
         return value
 
+    def check_progress(self, what: str) -> None:
+        """A job whose bus has been silent for STALL_LIMIT_CYCLES will never end: fail now, not at
+        the end of its budget."""
+        silent = self.monitor.cycle - max(self.monitor.last_activity_cycle, self.monitor.job_begin_cycle)
+        check(silent < STALL_LIMIT_CYCLES, "JOB-BUSY",
+              f"{what}: no AXI4 handshake for {silent} cycles while the job runs{self.monitor_tail()}")
+
     async def wait_irq(self, budget_cycles: int, what: str) -> None:
-        if int(self.dut.irq.value) == 1:
-            return
-        try:
-            await with_timeout(RisingEdge(self.dut.irq), budget_cycles * CLOCK_NS, "ns")
-        except SimTimeoutError as exc:
-            raise OracleFailure(f"[JOB-BUSY] {what}: the job did not end (no irq) within {budget_cycles} "
-                                f"cycles{self.monitor_tail()}") from exc
+        irq = self.dut.irq
+        for _ in range(0, budget_cycles, PROGRESS_STEP_CYCLES):
+            if int(irq.value) == 1:
+                return
+            try:
+                await with_timeout(RisingEdge(irq), PROGRESS_STEP_CYCLES * CLOCK_NS, "ns")
+                return
+            except SimTimeoutError:
+                self.check_progress(what)
+        raise OracleFailure(f"[JOB-BUSY] {what}: the job did not end (no irq) within {budget_cycles} "
+                            f"cycles{self.monitor_tail()}")

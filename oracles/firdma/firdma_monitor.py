@@ -84,6 +84,8 @@ class AxiMonitor:
         self.w_in_burst = 0
         self.start_cycle: int | None = None
         self.irq_rise_cycle: int | None = None
+        self.last_activity_cycle = 0   # the last AXI4 handshake (a stuck job shows no progress)
+        self.job_begin_cycle = 0
         self._irq_prev = 0
         self.channels = {
             "AW": Channel("awvalid", "awready", AW_FIELDS),
@@ -104,6 +106,7 @@ class AxiMonitor:
 
     def begin_job(self, window: JobWindow) -> None:
         self.job = window
+        self.job_begin_cycle = self.cycle
         self.count = Counters()
         self.pending_aw = []
         self.w_in_burst = 0
@@ -160,6 +163,7 @@ class AxiMonitor:
         for name, ch in self.channels.items():
             fire, payload = self._stable(name, ch, self.sig)
             if fire:
+                self._note_activity()
                 getattr(self, f"_on_{name.lower()}")(payload)
         lite = lambda n: getattr(self.dut, f"s_axil_{n}")  # noqa: E731
         for name, ch in self.lite.items():
@@ -173,12 +177,16 @@ class AxiMonitor:
                 self._check_quiet("at the completion interrupt")
         self._irq_prev = irq
 
+    def _note_activity(self) -> None:
+        self.last_activity_cycle = self.cycle
+
     def _sample_responses(self) -> None:
         for ch in ("R", "B"):
             valid, ready = _int(self.sig(f"{ch.lower()}valid")), _int(self.sig(f"{ch.lower()}ready"))
             if valid == 1 and ready == 0:
                 self.coverage.hit(f"wait {ch}")
             if valid == 1 and ready == 1:
+                self._note_activity()
                 resp = _int(self.sig(f"{ch.lower()}resp")) or 0
                 self.coverage.hit(f"axi {ch} {RESP_NAMES[resp & 3]}")
                 if ch == "R":

@@ -45,6 +45,7 @@ async def wait_done(env: FirdmaEnv, job: Job, budget: int) -> int:
         status = await env.reg(REG_STATUS)
         if not status & ST_BUSY and status & ST_FLAGS:
             return status
+        env.check_progress(job.name)
         await ClockCycles(env.dut.clk, 24)
     raise OracleFailure(f"[JOB-BUSY] {job.name}: job did not finish within {budget} cycles{env.monitor_tail()}")
 

@@ -51,7 +51,7 @@ async def test_directed(dut):
 async def test_spec(dut):
     seed, cond = _seeds()[0], _conditions()
     profile = random.Random(seed).choice(cond.lite_profiles)
-    env = FirdmaEnv(dut, lite="stalling", lite_profile=profile, seed=seed)
+    env = FirdmaEnv(dut, lite="stalling", lite_profile=profile, seed=seed, deep_memory=True)
     dut._log.info("test_spec: seed %d, AXI-Lite profile %s, long LEN %d", seed, profile, cond.long_len)
     await env.reset()
     results = await spec_checks(env, seed, cond)

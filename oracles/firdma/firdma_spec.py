@@ -196,6 +196,7 @@ async def status_and_irq(env: FirdmaEnv) -> None:
     status = await _instant_job(env, CTRL_START)
     check(status == ST_DONE, "CTRL-START-CLEARS", f"START after an ERROR job: STATUS={status:#x}, expected DONE only")
     status = await _instant_job(env, CTRL_START | CTRL_ABORT, src=SRC_BASE + 1, length=5)
+    check(status & ST_ERROR, "CTRL-START-ABORT", f"START|ABORT while idle did not start a job: STATUS={status:#x}")
     check(status == ST_ERROR | 0x100, "CTRL-START-CLEARS",
           f"START|ABORT while idle after a DONE job: STATUS={status:#x}, expected ERROR code 1 only")
     await env.wr(REG_STATUS, ST_ERROR)

@@ -123,12 +123,13 @@ def render_table(reqs: dict[str, Requirement]) -> str:
     return "\n".join(lines)
 
 
-def replace_block(doc: str, table: str) -> str:
-    if BEGIN not in doc or END not in doc:
-        raise InputError(f"docs/firdma.md: markers {BEGIN!r} … {END!r} missing")
-    head, rest = doc.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return f"{head}{BEGIN}\n{table}\n{END}{tail}"
+def replace_block(doc: str, table: str, begin: str = BEGIN, end: str = END) -> str:
+    """`doc` with the text between the `begin` and `end` marker lines replaced by `table`."""
+    if begin not in doc or end not in doc:
+        raise InputError(f"docs/firdma.md: markers {begin!r} … {end!r} missing")
+    head, rest = doc.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{begin}\n{table}\n{end}{tail}"
 
 
 @click.command()

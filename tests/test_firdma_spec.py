@@ -23,8 +23,7 @@ SPEC_FAULTS = load_faults(firdma_paths().spec_faults)
 # (fault, hidden config): one per area, each caught early in test_spec (the slow kills run in bench/).
 CI_FAULTS = [("lite_arready_tied_high", "small"), ("w1c_aborted_by_any_write", "small"),
              ("start_abort_busy_ignored", "small"), ("unmapped_write_hits_coef", "small"),
-             ("decerr_write_ignored", "small"), ("exokay_write_is_error", "small"), ("irq_en_sticky", "small"),
-             ("misaligned_word_check", "wide")]
+             ("decerr_write_ignored", "small"), ("misaligned_word_check", "wide")]
 FAILURE_WITH_REQ = re.compile(r"OracleFailure: .*\[([A-Z][A-Z0-9-]*)\]")
 
 

@@ -229,7 +229,7 @@ async def busy_time_writes(env: FirdmaEnv, rng: random.Random) -> dict:
     check(status == ST_ABORTED, "ABORT", f"abort under write backpressure: STATUS={status:#x}, expected ABORTED")
     await ClockCycles(env.dut.clk, 20)
     env.monitor.end_job()
-    check(not env.monitor.errors, "JOB-COMPLETE", "; ".join(env.monitor.errors[:6]))
+    check(not env.monitor.errors, "JOB-COMPLETE", "monitor: " + "; ".join(env.monitor.errors[:6]))
     for value in (ST_DONE | ST_ERROR, 0):
         await env.wr(REG_STATUS, value)
         check(await env.reg(REG_STATUS) == ST_ABORTED, "REG-STATUS-W1C", f"STATUS write {value:#x} cleared ABORTED")
@@ -283,7 +283,7 @@ async def reset_during_job(env: FirdmaEnv, rng: random.Random) -> None:
     await stage_job(env, job, rng.getrandbits(16))
     await env.wr(REG_CTRL, CTRL_START | CTRL_IRQ_EN)
     await ClockCycles(env.dut.clk, 40 + rng.randint(0, 40))
-    check(not env.monitor.errors, "JOB-COMPLETE", "; ".join(env.monitor.errors[:6]))
+    check(not env.monitor.errors, "JOB-COMPLETE", "monitor: " + "; ".join(env.monitor.errors[:6]))
     env.dut.rst_n.value = 0
     await ClockCycles(env.dut.clk, 2)
     for name in VALID_OUTPUTS:
@@ -295,7 +295,7 @@ async def reset_during_job(env: FirdmaEnv, rng: random.Random) -> None:
     await ClockCycles(env.dut.clk, 2)
     await reset_values(env)
     await ClockCycles(env.dut.clk, 20)
-    check(not env.monitor.errors, "RESET", "; ".join(env.monitor.errors[:6]))
+    check(not env.monitor.errors, "RESET", "monitor: " + "; ".join(env.monitor.errors[:6]))
 
 
 async def spec_checks(env: FirdmaEnv, seed: int, cond: Conditions) -> list[dict]:

@@ -15,7 +15,7 @@ import tomllib
 import click
 
 from closer.toolchain import use_venv_tools
-from closer.firdma_oracle import (firdma_paths, load_config, load_seed_set, run_cycles, run_directed,
+from closer.firdma.oracle import (firdma_paths, load_config, load_seed_set, run_cycles, run_directed,
                                   run_seeds, weak_rtl_dir)
 from closer.paths import repo_paths
 

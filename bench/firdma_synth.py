@@ -12,9 +12,9 @@ import sys
 import time
 from pathlib import Path
 
-from closer.firdma_oracle import firdma_paths, load_config, rtl_revision, weak_rtl_dir
+from closer.firdma.oracle import firdma_paths, load_config, rtl_revision, weak_rtl_dir
 from closer.toolchain import use_venv_tools
-from closer.firdma_synth import CORNER, as_record, sta, synthesize
+from closer.firdma.synth import CORNER, as_record, sta, synthesize
 
 STA_CORNERS = ("tt_025C_1v80", "ss_100C_1v60")
 from closer.paths import repo_paths

@@ -9,8 +9,8 @@ import tomllib
 import pytest
 
 from closer.errors import InputError
-from closer.firdma_oracle import RTL_ORDER, apply_fault, firdma_paths, load_config, load_faults, load_seed_set
-from closer.firdma_synth import parse_stat
+from closer.firdma.oracle import RTL_ORDER, apply_fault, firdma_paths, load_config, load_faults, load_seed_set
+from closer.firdma.synth import parse_stat
 
 sys.path.insert(0, str(firdma_paths().oracle))
 from firdma_jobs import Conditions, directed_jobs, random_jobs  # noqa: E402

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from closer.firdma_oracle import (apply_fault, firdma_paths, load_config, load_faults, run_directed,
+from closer.firdma.oracle import (apply_fault, firdma_paths, load_config, load_faults, run_directed,
                                   weak_rtl_dir)
 from tests.conftest import require_tool
 

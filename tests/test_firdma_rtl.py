@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from closer.firdma_oracle import firdma_paths, load_config, rtl_sources, weak_rtl_dir
-from closer.firdma_synth import synthesize, sta
+from closer.firdma.oracle import firdma_paths, load_config, rtl_sources, weak_rtl_dir
+from closer.firdma.synth import synthesize, sta
 from tests.conftest import require_tool
 
 

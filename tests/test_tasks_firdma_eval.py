@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from closer.firdma_oracle import load_faults
+from closer.firdma.oracle import load_faults
 from closer.metrics import SIM_CYCLES
 from closer.tasks.evaluate import EvaluationRecord, evaluate
 from closer.tasks.generate import generate_suite
@@ -82,7 +82,7 @@ def test_faulty_rtl_scores_zero(task_a: TaskPaths, tmp_path: Path) -> None:
 def test_tied_off_outputs_fail_fast_instead_of_hanging(tmp_path: Path, repo) -> None:
     """An implementation that never answers on AXI4-Lite (every output tied to 0) fails the oracle
     through its bounded register accesses, within seconds rather than the simulation timeout."""
-    from closer.firdma_oracle import load_config, run_directed
+    from closer.firdma.oracle import load_config, run_directed
     from closer.tasks.generate import skeleton
 
     header = skeleton(repo.designs / "firdma" / "rtl" / "firdma.sv", "firdma")

@@ -29,6 +29,10 @@ class Conditions:
     read_error_prob: float = 0.1
     write_error_prob: float = 0.1
     near_4k_prob: float = 0.4
+    decerr_prob: float = 0.0     # share of error jobs answering DECERR instead of SLVERR
+    exokay_prob: float = 0.0     # share of jobs whose successful responses are EXOKAY
+    long_len: int = 4099         # LEN of test_spec's long job (65535: the largest LEN)
+    lite_profiles: list[str] = field(default_factory=lambda: ["stall", "heavy"])  # test_spec's AXI-Lite stalls
 
     @classmethod
     def from_dict(cls, data: dict) -> "Conditions":
@@ -54,6 +58,13 @@ class Job:
     read_error: tuple[int, int] | None = None   # [start, end) byte range answering SLVERR
     write_error: tuple[int, int] | None = None
     busy_writes: bool = False               # write config registers and START while busy
+    error_resp: int = 2                     # the error range answers SLVERR (2) or DECERR (3)
+    ok_resp: int = 0                        # successful responses: OKAY (0) or EXOKAY (1)
+    start_ctrl: int = 1                     # the CTRL value that starts the job (3: START and ABORT)
+    abort_ctrl: int = 2                     # the CTRL value that aborts it (3: START and ABORT)
+    must_abort: bool = False                # the abort surely comes before the end: ABORTED, never DONE
+    abort_pending_writes: int = 0           # abort once this many write bursts await their response
+    abort_delay: int = 0                    # ... and this many cycles more (the write queue fills meanwhile)
 
     @property
     def length(self) -> int:
@@ -110,6 +121,9 @@ def random_jobs(seed: int, cond: Conditions, ntaps: int, data_w: int) -> list[Jo
         elif roll < cond.abort_prob + cond.read_error_prob + cond.write_error_prob:
             at = job.dst + (rng.randrange(0, nbytes) // beat) * beat
             job.write_error = (at, at + beat)
+        codes = random.Random(seed * 7919 + i)  # its own stream: the draws above stay as they were
+        job.error_resp = 3 if codes.random() < cond.decerr_prob else 2
+        job.ok_resp = 1 if codes.random() < cond.exokay_prob else 0
         jobs.append(job)
     return jobs
 

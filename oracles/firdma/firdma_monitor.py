@@ -5,7 +5,10 @@ VALID/READY stability (payload held while VALID waits for READY), INCR bursts of
 aligned addresses, bursts of at most BURST beats that never cross 4 KB, reads only inside the
 source and writes only inside the destination, WLAST placement, every strobed byte equal to the
 reference result, no traffic while no job runs, and (at the end of a job) every issued burst
-completed. Violations are collected as messages; the test fails on the first job that has any.
+completed. Violations are collected as messages, each led by the requirement id it breaks
+(oracles/firdma/requirements.toml); the test fails on the first job that has any. It also feeds
+the functional coverage (firdma_coverage) and finds the cycle START was written (both AXI4-Lite
+handshakes of a CTRL write with bit 0, in whichever order they came).
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from cocotb.triggers import FallingEdge
+
+from firdma_coverage import RESP_NAMES, Coverage
 
 AW_FIELDS = ("awaddr", "awlen", "awsize", "awburst")
 AR_FIELDS = ("araddr", "arlen", "arsize", "arburst")
@@ -36,6 +41,7 @@ class JobWindow:
     burst: int
     expected: bytes          # the 2*LEN result bytes
     data_bytes: int
+    stop_req: str = "JOB-COMPLETE"   # the requirement an incomplete burst at the end breaks
 
     def read_end(self) -> int:
         beats = -(-2 * self.length // self.data_bytes)
@@ -64,8 +70,11 @@ class Counters:
 
 
 class AxiMonitor:
-    def __init__(self, dut, prefix: str = "m_axi"):
+    def __init__(self, dut, prefix: str = "m_axi", coverage: Coverage | None = None):
         self.dut = dut
+        self.coverage = coverage or Coverage()
+        self.lite_aw: list[int] = []     # AXI4-Lite write addresses and data not yet paired
+        self.lite_w: list[int] = []
         self.p = prefix
         self.cycle = 0
         self.errors: list[str] = []
@@ -75,6 +84,8 @@ class AxiMonitor:
         self.w_in_burst = 0
         self.start_cycle: int | None = None
         self.irq_rise_cycle: int | None = None
+        self.last_activity_cycle = 0   # the last AXI4 handshake (a stuck job shows no progress)
+        self.job_begin_cycle = 0
         self._irq_prev = 0
         self.channels = {
             "AW": Channel("awvalid", "awready", AW_FIELDS),
@@ -89,12 +100,13 @@ class AxiMonitor:
     def sig(self, name: str):
         return getattr(self.dut, f"{self.p}_{name}")
 
-    def error(self, message: str) -> None:
+    def error(self, req: str, message: str) -> None:
         if len(self.errors) < 50:
-            self.errors.append(f"cycle {self.cycle}: {message}")
+            self.errors.append(f"[{req}] cycle {self.cycle}: {message}")
 
     def begin_job(self, window: JobWindow) -> None:
         self.job = window
+        self.job_begin_cycle = self.cycle
         self.count = Counters()
         self.pending_aw = []
         self.w_in_burst = 0
@@ -108,13 +120,14 @@ class AxiMonitor:
 
     def _check_quiet(self, when: str) -> None:
         c = self.count
+        req = self.job.stop_req if self.job is not None else "JOB-COMPLETE"
         if c.r_beats != c.ar_beats:
-            self.error(f"{when}: {c.ar_beats - c.r_beats} read beats still owed "
+            self.error(req, f"{when}: {c.ar_beats - c.r_beats} read beats still owed "
                        f"({c.ar_bursts} bursts, {c.ar_beats} beats requested, {c.r_beats} received)")
         if self.pending_aw:
-            self.error(f"{when}: {len(self.pending_aw)} write bursts missing W beats")
+            self.error(req, f"{when}: {len(self.pending_aw)} write bursts missing W beats")
         if c.b_resps != c.aw_bursts:
-            self.error(f"{when}: {c.aw_bursts - c.b_resps} write responses not yet accepted")
+            self.error(req, f"{when}: {c.aw_bursts - c.b_resps} write responses not yet accepted")
 
     async def run(self) -> None:
         # Sampled at the falling edge: every signal has settled after the rising edge (DUT flops and
@@ -124,20 +137,25 @@ class AxiMonitor:
             await FallingEdge(clk)
             self.cycle += 1
             if _int(self.dut.rst_n) != 1:
+                for ch in (*self.channels.values(), *self.lite.values()):
+                    ch.prev_waiting = False
+                self.lite_aw, self.lite_w = [], []
                 continue
             self._sample()
 
     # ------------------------------------------------------------------ sampling
-    def _stable(self, name: str, ch: Channel, sig) -> tuple[bool, tuple]:
+    def _stable(self, name: str, ch: Channel, sig, req: str = "AXI-HANDSHAKE") -> tuple[bool, tuple]:
         valid = _int(sig(ch.valid)) == 1
         ready = _int(sig(ch.ready)) == 1
         payload = tuple(_int(sig(f)) for f in ch.fields) if valid else ()
         if ch.prev_waiting:
             if not valid:
-                self.error(f"{name}VALID dropped before READY")
+                self.error(req, f"{name}VALID dropped before READY")
             elif payload != ch.prev_payload:
-                self.error(f"{name} payload changed while waiting for READY: {ch.prev_payload} -> {payload}")
+                self.error(req, f"{name} payload changed while waiting for READY: {ch.prev_payload} -> {payload}")
         ch.prev_waiting = valid and not ready
+        if ch.prev_waiting:
+            self.coverage.hit(f"wait {name}")
         ch.prev_payload = payload
         return valid and ready, payload
 
@@ -145,19 +163,13 @@ class AxiMonitor:
         for name, ch in self.channels.items():
             fire, payload = self._stable(name, ch, self.sig)
             if fire:
+                self._note_activity()
                 getattr(self, f"_on_{name.lower()}")(payload)
         lite = lambda n: getattr(self.dut, f"s_axil_{n}")  # noqa: E731
         for name, ch in self.lite.items():
-            self._stable(name, ch, lite)
-        if _int(self.sig("rvalid")) == 1 and _int(self.sig("rready")) == 1:
-            self.count.r_beats += 1
-        if _int(self.sig("bvalid")) == 1 and _int(self.sig("bready")) == 1:
-            self.count.b_resps += 1
-            if self.count.b_resps > self.count.w_bursts_done:
-                self.error("write response accepted before its burst's last W beat")
-        if (self.start_cycle is None and _int(lite("awvalid")) == 1 and _int(lite("awready")) == 1
-                and _int(lite("awaddr")) == 0x004 and (_int(lite("wdata")) or 0) & 1):
-            self.start_cycle = self.cycle
+            self._stable(name, ch, lite, "LITE-HANDSHAKE")
+        self._sample_responses()
+        self._sample_lite_start(lite)
         irq = _int(self.dut.irq) or 0
         if irq and not self._irq_prev:
             self.irq_rise_cycle = self.cycle
@@ -165,38 +177,73 @@ class AxiMonitor:
                 self._check_quiet("at the completion interrupt")
         self._irq_prev = irq
 
+    def _note_activity(self) -> None:
+        self.last_activity_cycle = self.cycle
+
+    def _sample_responses(self) -> None:
+        for ch in ("R", "B"):
+            valid, ready = _int(self.sig(f"{ch.lower()}valid")), _int(self.sig(f"{ch.lower()}ready"))
+            if valid == 1 and ready == 0:
+                self.coverage.hit(f"wait {ch}")
+            if valid == 1 and ready == 1:
+                self._note_activity()
+                resp = _int(self.sig(f"{ch.lower()}resp")) or 0
+                self.coverage.hit(f"axi {ch} {RESP_NAMES[resp & 3]}")
+                if ch == "R":
+                    self.count.r_beats += 1
+                else:
+                    self.count.b_resps += 1
+                    if self.count.b_resps > self.count.w_bursts_done:
+                        self.error("WRITE-AFTER-AW", "write response accepted before its burst's last W beat")
+
+    def _sample_lite_start(self, lite) -> None:
+        if _int(lite("awvalid")) == 1 and _int(lite("awready")) == 1:
+            self.lite_aw.append(_int(lite("awaddr")) or 0)
+        if _int(lite("wvalid")) == 1 and _int(lite("wready")) == 1:
+            self.lite_w.append(_int(lite("wdata")) or 0)
+        while self.lite_aw and self.lite_w:
+            addr, data = self.lite_aw.pop(0), self.lite_w.pop(0)
+            if self.start_cycle is None and (addr & 0xFFC) == 0x004 and data & 1:
+                self.start_cycle = self.cycle
+
     def _check_burst(self, kind: str, addr: int, alen: int, size: int, burst: int) -> int:
         job = self.job
         beats = alen + 1
         nbytes = job.data_bytes
         if burst != 1:
-            self.error(f"{kind} burst type {burst} is not INCR")
+            self.error("BURST-FORM", f"{kind} burst type {burst} is not INCR")
         if (1 << size) != nbytes:
-            self.error(f"{kind} size {1 << size} bytes is not the full bus width {nbytes}")
+            self.error("BURST-FORM", f"{kind} size {1 << size} bytes is not the full bus width {nbytes}")
         if addr % nbytes:
-            self.error(f"{kind} address {addr:#x} is not aligned to {nbytes} bytes")
+            self.error("BURST-FORM", f"{kind} address {addr:#x} is not aligned to {nbytes} bytes")
         if beats > job.burst:
-            self.error(f"{kind} burst of {beats} beats exceeds BURST={job.burst}")
+            self.error("BURST-LEN", f"{kind} burst of {beats} beats exceeds BURST={job.burst}")
         if (addr & 0xFFF) + beats * nbytes > 0x1000:
-            self.error(f"{kind} burst {addr:#x}+{beats}x{nbytes} crosses a 4 KB boundary")
+            self.error("BURST-4K", f"{kind} burst {addr:#x}+{beats}x{nbytes} crosses a 4 KB boundary")
+        prefix = kind.lower()
+        if _int(self.sig(f"{prefix}id")) != 0 or _int(self.sig(f"{prefix}lock")) != 0:
+            self.error("BURST-FORM", f"{kind}ID or {kind}LOCK not 0")
+        self.coverage.hit(f"{kind} burst {beats}")
+        if (addr & 0xFFF) + beats * nbytes == 0x1000:
+            self.coverage.hit(f"{kind} burst ends at 4 KB")
         return beats
 
     def _on_ar(self, payload) -> None:
         addr, alen, size, burst = payload
         if self.job is None:
-            self.error(f"read burst at {addr:#x} while no job is running")
+            self.error("JOB-COMPLETE", f"read burst at {addr:#x} while no job is running")
             return
         beats = self._check_burst("AR", addr, alen, size, burst)
         end = addr + beats * self.job.data_bytes
         if addr < self.job.src or end > self.job.read_end():
-            self.error(f"read {addr:#x}..{end:#x} outside the source {self.job.src:#x}..{self.job.read_end():#x}")
+            self.error("READ-RANGE", f"read {addr:#x}..{end:#x} outside the source {self.job.src:#x}..{self.job.read_end():#x}")
         self.count.ar_bursts += 1
         self.count.ar_beats += beats
 
     def _on_aw(self, payload) -> None:
         addr, alen, size, burst = payload
         if self.job is None:
-            self.error(f"write burst at {addr:#x} while no job is running")
+            self.error("JOB-COMPLETE", f"write burst at {addr:#x} while no job is running")
             return
         beats = self._check_burst("AW", addr, alen, size, burst)
         self.count.aw_bursts += 1
@@ -206,10 +253,10 @@ class AxiMonitor:
         data, strb, last = payload
         job = self.job
         if job is None:
-            self.error("write data beat while no job is running")
+            self.error("JOB-COMPLETE", "write data beat while no job is running")
             return
         if not self.pending_aw:
-            self.error("W beat before its write address (not supported by this oracle)")
+            self.error("WRITE-AFTER-AW", "W beat before its write address (not supported by this oracle)")
             return
         addr, beats = self.pending_aw[0]
         beat_addr = addr + self.w_in_burst * job.data_bytes
@@ -217,9 +264,9 @@ class AxiMonitor:
         self.count.w_beats += 1
         is_last = self.w_in_burst == beats
         if bool(last) != is_last:
-            self.error(f"WLAST={last} on beat {self.w_in_burst} of a {beats}-beat burst")
+            self.error("WRITE-WLAST", f"WLAST={last} on beat {self.w_in_burst} of a {beats}-beat burst")
         if data is None or strb is None:
-            self.error("X on WDATA/WSTRB during a write beat")
+            self.error("WRITE-STROBES", "X on WDATA/WSTRB during a write beat")
             strb, data = strb or 0, data or 0
         for lane in range(job.data_bytes):
             if not (strb >> lane) & 1:
@@ -227,12 +274,12 @@ class AxiMonitor:
             byte_addr = beat_addr + lane
             offset = byte_addr - job.dst
             if not 0 <= offset < 2 * job.length:
-                self.error(f"byte {byte_addr:#x} written outside the destination "
+                self.error("WRITE-STROBES", f"byte {byte_addr:#x} written outside the destination "
                            f"{job.dst:#x}..{job.dst + 2 * job.length:#x}")
                 continue
             got = (data >> (8 * lane)) & 0xFF
             if got != job.expected[offset]:
-                self.error(f"byte {byte_addr:#x} (result {offset // 2}) written as {got:#04x}, "
+                self.error("WRITE-STROBES", f"byte {byte_addr:#x} (result {offset // 2}) written as {got:#04x}, "
                            f"expected {job.expected[offset]:#04x}")
             self.count.bytes_written.add(offset)
         if is_last:

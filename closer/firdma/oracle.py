@@ -7,7 +7,7 @@ start, a task's submission, or a golden copy with one fault applied.
       faults/faults.toml          hand-written faulty variants (find/replace on one RTL line)
       hidden/hidden.toml          hidden seeds and conditions: never copied into a task workspace
 
-Usage: python -m closer.firdma_oracle {public,hidden,cycles,faults} [--sim icarus|verilator] ...
+Usage: python -m closer.firdma.oracle {public,hidden,cycles,faults} [--sim icarus|verilator] ...
 """
 
 from __future__ import annotations
@@ -61,6 +61,14 @@ class FirdmaPaths:
     @property
     def faults(self) -> Path:
         return self.oracle / "faults" / "faults.toml"
+
+    @property
+    def spec_faults(self) -> Path:
+        return self.oracle / "faults" / "spec_faults.toml"
+
+    @property
+    def requirements(self) -> Path:
+        return self.oracle / "requirements.toml"
 
     @property
     def hidden(self) -> Path:
@@ -155,6 +163,7 @@ class Fault:
     file: str
     find: str
     replace: str
+    requirement: str = ""   # the requirement id it breaks (spec_faults.toml)
 
 
 def load_faults(path: Path | None = None) -> list[Fault]:
@@ -165,8 +174,21 @@ def load_faults(path: Path | None = None) -> list[Fault]:
         for key in ("id", "description", "file", "find", "replace"):
             if key not in entry:
                 raise InputError(f"{path}: fault[{i}] missing key {key!r}")
-        faults.append(Fault(**{k: entry[k] for k in ("id", "description", "file", "find", "replace")}))
+        faults.append(Fault(**{k: entry[k] for k in ("id", "description", "file", "find", "replace")},
+                            requirement=str(entry.get("requirement", ""))))
     return faults
+
+
+def load_hidden_runs(paths: FirdmaPaths | None = None) -> list[tuple[str, SeedSet]]:
+    """hidden/hidden.toml: (config name, seed set) per run."""
+    paths = paths or firdma_paths()
+    hidden = _read_toml(paths.hidden)
+    runs = []
+    for i, entry in enumerate(hidden.get("run", [])):
+        if "config" not in entry or "seeds" not in entry:
+            raise InputError(f"{paths.hidden}: run[{i}] needs keys 'config' and 'seeds'")
+        runs.append((entry["config"], SeedSet(entry["seeds"], entry.get("conditions", {}), paths.hidden)))
+    return runs
 
 
 def apply_fault(fault: Fault, golden_rtl: Path, out_dir: Path) -> Path:
@@ -223,6 +245,30 @@ def run_seeds(rtl_dir: Path, config: FirdmaConfig, build_dir: Path, seeds: list[
                       check_build=False)
 
 
+def run_spec(rtl_dir: Path, config: FirdmaConfig, build_dir: Path, seed: int, conditions: dict,
+             simulator: str = "icarus", timeout_s: float = 1800.0) -> SimResult:
+    """test_spec: the register, control, protocol and limit checks; `seed` and `conditions` as the
+    seed set that carries them (its first seed, its conditions)."""
+    env = {"FIRDMA_SEEDS": str(seed), "FIRDMA_CONDITIONS": json.dumps(conditions)}
+    return run_cocotb(oracle_job(rtl_dir, config, build_dir, "test_spec", simulator, env, timeout_s),
+                      check_build=False)
+
+
+def run_set(rtl_dir: Path, config: FirdmaConfig, build_dir: Path, seed_set: SeedSet, simulator: str = "icarus",
+            stop_at_failure: bool = False) -> list[tuple[str, SimResult]]:
+    """A seed set's whole run, as the evaluator runs it: test_spec under the set's conditions,
+    test_directed, then test_random on its seeds. Stops after the first failing test if asked."""
+    steps = [("test_spec", lambda b: run_spec(rtl_dir, config, b, seed_set.seeds[0], seed_set.conditions, simulator)),
+             ("test_directed", lambda b: run_directed(rtl_dir, config, b, simulator)),
+             ("test_random", lambda b: run_seeds(rtl_dir, config, b, seed_set.seeds, seed_set.conditions, simulator))]
+    results = []
+    for name, run in steps:
+        results.append((name, run(build_dir / name)))
+        if stop_at_failure and not results[-1][1].passed:
+            break
+    return results
+
+
 def run_cycles(rtl_dir: Path, config: FirdmaConfig, build_dir: Path, simulator: str = "icarus") -> dict:
     metrics = build_dir / "cycles.json"
     metrics.unlink(missing_ok=True)
@@ -256,9 +302,15 @@ def _rtl(rtl: Path | None, weak: bool, build: Path) -> Path:
 
 
 def _report(label: str, result: SimResult) -> None:
+    """The verdict, the failure (it names its requirement) and the functional coverage of each test."""
     verdict = "PASS" if result.passed else "FAIL"
     click.echo(f"{label}: {verdict} tests={result.tests} failed={result.failed} wall_s={result.wall_s:.1f} "
                f"log={result.log}")
+    text = result.log.read_text(errors="replace") if result.log.is_file() else ""
+    for line in text.splitlines():
+        for marker in ("functional coverage ", "OracleFailure: "):
+            if marker in line:
+                click.echo(f"  {marker.strip(': ')}: {line.split(marker, 1)[1][:400]}")
 
 
 @main.command()
@@ -272,25 +324,30 @@ def directed(rtl, config_name, simulator, build, weak):
 
 @main.command()
 @_rtl_option
+@click.option("--seed", type=int, default=None, help="default: the first public seed")
+def spec(rtl, config_name, simulator, build, weak, seed):
+    """test_spec under the public conditions (register map, control, AXI4-Lite protocol, limits)."""
+    public = load_seed_set(firdma_paths().seeds)
+    result = run_spec(_rtl(rtl, weak, build), load_config(config_name), build / f"spec-{config_name}-{simulator}",
+                      public.seeds[0] if seed is None else seed, public.conditions, simulator)
+    _report(f"spec {config_name} {simulator}{' weak' if weak else ''}", result)
+    sys.exit(0 if result.passed else 1)
+
+
+@main.command()
+@_rtl_option
 @click.option("--set", "which", type=click.Choice(["public", "hidden"]), default="public")
 def seeds(rtl, config_name, simulator, build, weak, which):
     """Run a seed set (public: seeds.toml; hidden: hidden/hidden.toml, which also names configs)."""
     paths = firdma_paths()
-    if which == "public":
-        sets = [(config_name, load_seed_set(paths.seeds))]
-    else:
-        hidden = _read_toml(paths.hidden)
-        sets = []
-        for i, entry in enumerate(hidden.get("run", [])):
-            if "config" not in entry or "seeds" not in entry:
-                raise InputError(f"{paths.hidden}: run[{i}] needs keys 'config' and 'seeds'")
-            sets.append((entry["config"], SeedSet(entry["seeds"], entry.get("conditions", {}), paths.hidden)))
+    sets = [(config_name, load_seed_set(paths.seeds))] if which == "public" else load_hidden_runs(paths)
     ok = True
     for i, (cfg, seed_set) in enumerate(sets):
-        result = run_seeds(_rtl(rtl, weak, build), load_config(cfg), build / f"{which}{i}-{cfg}-{simulator}",
-                           seed_set.seeds, seed_set.conditions, simulator)
-        _report(f"{which} set {i} config={cfg} seeds={seed_set.seeds[0]}..{seed_set.seeds[-1]} {simulator}", result)
-        ok &= result.passed
+        rtl_dir, config, base = _rtl(rtl, weak, build), load_config(cfg), build / f"{which}{i}-{cfg}-{simulator}"
+        label = f"{which} set {i} config={cfg} seeds={seed_set.seeds[0]}..{seed_set.seeds[-1]} {simulator}"
+        for name, result in run_set(rtl_dir, config, base, seed_set, simulator):
+            _report(f"{label} {name}", result)
+            ok &= result.passed
     sys.exit(0 if ok else 1)
 
 
@@ -321,6 +378,39 @@ def faults(rtl, config_name, simulator, build, weak):
         result = run_directed(rtl_dir, config, build / "faults" / fault.id / simulator, simulator)
         _report(f"fault {fault.id}", result)
         if result.passed:
+            escaped.append(fault.id)
+    if escaped:
+        click.echo(f"faults NOT detected: {', '.join(escaped)}")
+        sys.exit(1)
+
+
+def fault_killed_by_hidden(fault: Fault, golden_rtl: Path, build: Path, simulator: str = "icarus",
+                           configs: list[str] | None = None) -> str | None:
+    """Run the hidden set on the golden RTL with `fault` applied, run by run, test by test, until
+    something fails; returns "<config>/<test>" of the first failure, or None if the fault escaped."""
+    rtl_dir = apply_fault(fault, golden_rtl, build / fault.id / "rtl")
+    for cfg, seed_set in load_hidden_runs():
+        if configs is not None and cfg not in configs:
+            continue
+        for name, result in run_set(rtl_dir, load_config(cfg), build / fault.id / f"{cfg}-{simulator}", seed_set,
+                                    simulator, stop_at_failure=True):
+            if not result.passed:
+                return f"{cfg}/{name}"
+    return None
+
+
+@main.command("hidden-faults")
+@_rtl_option
+@click.option("--only", multiple=True, help="fault ids to run (default: all of faults/spec_faults.toml)")
+def hidden_faults(rtl, config_name, simulator, build, weak, only):
+    """Every fault of faults/spec_faults.toml must be killed by the hidden set (first kill reported)."""
+    escaped = []
+    for fault in load_faults(firdma_paths().spec_faults):
+        if only and fault.id not in only:
+            continue
+        killer = fault_killed_by_hidden(fault, _rtl(rtl, weak, build), build / "hidden-faults", simulator)
+        click.echo(f"fault {fault.id} [{fault.requirement}]: {'killed by ' + killer if killer else 'ESCAPED'}")
+        if killer is None:
             escaped.append(fault.id)
     if escaped:
         click.echo(f"faults NOT detected: {', '.join(escaped)}")

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from closer.errors import ToolError
-from closer.firdma_oracle import FirdmaConfig, firdma_paths, rtl_sources
+from closer.firdma.oracle import FirdmaConfig, firdma_paths, rtl_sources
 from closer.pdk import PdkPaths, pdk
 from closer.procs import Command, run
 from closer.sdc import write_canonical

@@ -1,0 +1,1 @@
+"""firdma helpers: the oracle runner (oracle), synthesis + STA (synth), the requirements map (requirements)."""

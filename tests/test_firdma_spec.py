@@ -1,0 +1,97 @@
+"""The firdma requirements map and test_spec, both ways.
+
+* The map: every requirement of oracles/firdma/requirements.toml has a check that can fail it,
+  every check names a known requirement, and the table in docs/firdma.md is the generated one.
+* The oracle: the golden RTL passes test_spec (public conditions, Icarus; Verilator is slow), and
+  a representative subset of oracles/firdma/faults/spec_faults.toml (one per area) is killed by
+  test_spec under the hidden small-config conditions, with a failure that names a requirement.
+  Every fault against the whole hidden set: bench/firdma_faults.py (docs/firdma.md).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from closer.firdma.oracle import (apply_fault, firdma_paths, load_config, load_faults, load_hidden_runs,
+                                  load_seed_set, run_spec)
+from closer.firdma.requirements import BEGIN, END, render_table, replace_block, requirements_map
+from tests.conftest import require_tool
+
+SPEC_FAULTS = load_faults(firdma_paths().spec_faults)
+# (fault, hidden config): one per area, each caught early in test_spec (the slow kills run in bench/).
+CI_FAULTS = [("lite_arready_tied_high", "small"), ("w1c_aborted_by_any_write", "small"),
+             ("start_abort_busy_ignored", "small"), ("unmapped_write_hits_coef", "small"),
+             ("decerr_write_ignored", "small"), ("misaligned_word_check", "wide")]
+FAILURE_WITH_REQ = re.compile(r"OracleFailure: .*\[([A-Z][A-Z0-9-]*)\]")
+
+
+def _failure_reqs(log_text: str) -> list[str]:
+    return FAILURE_WITH_REQ.findall(log_text)
+
+
+def test_every_requirement_has_a_check_and_every_check_a_requirement():
+    reqs, unknown = requirements_map()
+    assert not unknown, f"checks name unknown requirements: {sorted(unknown)}"
+    unchecked = [r.id for r in reqs.values() if not r.checks]
+    assert not unchecked, f"requirements no check can fail: {unchecked}"
+
+
+def test_docs_table_is_the_generated_one():
+    reqs, _ = requirements_map()
+    doc = (firdma_paths().design.parent.parent / "docs" / "firdma.md").read_text()
+    assert BEGIN in doc and END in doc
+    assert replace_block(doc, render_table(reqs)) == doc, "run python -m closer.firdma.requirements --write"
+
+
+def test_spec_faults_are_many_distinct_and_apply(tmp_path):
+    assert len(SPEC_FAULTS) >= 20
+    assert len({f.id for f in SPEC_FAULTS}) == len(SPEC_FAULTS)
+    golden = firdma_paths().rtl
+    for fault in SPEC_FAULTS:
+        out = apply_fault(fault, golden, tmp_path / fault.id)
+        assert (out / fault.file).read_text() != (golden / fault.file).read_text()
+    assert {fid for fid, _ in CI_FAULTS} <= {f.id for f in SPEC_FAULTS}
+
+
+def test_hidden_conditions_differ_from_public_and_cover_the_spec_knobs():
+    public = load_seed_set(firdma_paths().seeds)
+    for config, seed_set in load_hidden_runs():
+        assert not set(seed_set.seeds) & set(public.seeds)
+        assert seed_set.conditions != public.conditions
+        assert seed_set.conditions["long_len"] >= public.conditions.get("long_len", 4099)
+        assert seed_set.conditions["decerr_prob"] > 0 and seed_set.conditions["exokay_prob"] > 0
+
+
+@pytest.mark.slow
+def test_golden_passes_spec_icarus(tmp_path):
+    require_tool("iverilog")
+    public = load_seed_set(firdma_paths().seeds)
+    result = run_spec(firdma_paths().rtl, load_config("small"), tmp_path / "golden", public.seeds[0],
+                      public.conditions)
+    assert result.passed, result.log.read_text(errors="replace")[-3000:]
+    assert "functional coverage test_spec" in result.log.read_text(errors="replace")
+
+
+@pytest.mark.slow
+def test_golden_passes_spec_verilator(tmp_path):
+    require_tool("verilator")
+    public = load_seed_set(firdma_paths().seeds)
+    result = run_spec(firdma_paths().rtl, load_config("small"), tmp_path / "golden", public.seeds[0],
+                      public.conditions, simulator="verilator")
+    assert result.passed, result.log.read_text(errors="replace")[-3000:]
+
+
+@pytest.mark.parametrize("fault_id,config", CI_FAULTS, ids=[fid for fid, _ in CI_FAULTS])
+def test_spec_fault_is_killed_by_hidden_spec(tmp_path, fault_id, config):
+    require_tool("iverilog")
+    fault = next(f for f in SPEC_FAULTS if f.id == fault_id)
+    seed_set = next(s for c, s in load_hidden_runs() if c == config)
+    rtl = apply_fault(fault, firdma_paths().rtl, tmp_path / "rtl")
+    result = run_spec(rtl, load_config(config), tmp_path / "sim", seed_set.seeds[0], seed_set.conditions)
+    assert result.build_ok, f"fault {fault.id} does not compile: {result.log}"
+    assert result.completed and result.tests == 1
+    assert result.failed == 1, f"fault {fault.id} ({fault.description}) escaped test_spec"
+    reqs = _failure_reqs(result.log.read_text(errors="replace"))
+    assert reqs, "the failure does not name a requirement"

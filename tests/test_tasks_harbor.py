@@ -66,6 +66,7 @@ def test_task_toml_schema_two_way(exported: Path, tmp_path: Path) -> None:
     data = validate_task_toml(exported / "task.toml")
     assert data["verifier"]["timeout_sec"] > 0 and data["agent"]["timeout_sec"] == 36000.0
     assert data["environment"]["cpus"] == 2 and data["metadata"]["suite_version"]
+    assert data["metadata"]["harbor_version"] == "0.26.0" and "workdir" not in data["environment"]
     bad = dict(data, environment=dict(data["environment"], network_mode="offline"))
     path = tmp_path / "task.toml"
     path.write_text(tomli_w.dumps(bad))

@@ -36,6 +36,7 @@ from closer.tasks.paths import PUBLIC_TARGETS, TaskPaths
 
 AGENT_TIMEOUT_CAP_SEC = 86400.0
 VERIFIER_TIMEOUT_SEC = {TaskKind.A: 1800.0, TaskKind.B: 7200.0, TaskKind.C: 7200.0}
+# the Harbor release whose TaskConfig the schema and task.toml follow (recorded in [metadata])
 HARBOR_VERSION = "0.26.0"
 # The image needs closer's checkout, not its tests or docs: the package, what it reads at run time
 # (designs, oracles, platform config, task templates) and what bootstrap.sh installs from.
@@ -45,7 +46,7 @@ NOT_SOURCE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build
                                     "*.vcd", "*.fst", "results.xml", ".pytest_cache")
 
 
-def harbor_task_toml(task, hidden_gates: list[str]) -> dict:
+def harbor_task_toml(task: TaskConfig, hidden_gates: list[str]) -> dict:
     from closer.budget import BudgetOverride, resolve_budget
 
     budget = resolve_budget(BudgetOverride(tier=task.budget_tier))
@@ -57,7 +58,7 @@ def harbor_task_toml(task, hidden_gates: list[str]) -> dict:
                  "keywords": ["hardware", "verilog", "sky130", f"kind-{task.kind.value}", task.design]},
         "metadata": {"suite_version": task.suite_version, "design": task.design, "kind": task.kind.value,
                      "budget_tier": task.budget_tier, "design_revision": task.design_revision,
-                     "required_gates": hidden_gates},
+                     "required_gates": hidden_gates, "harbor_version": HARBOR_VERSION},
         "verifier": {"timeout_sec": VERIFIER_TIMEOUT_SEC[task.kind]},
         "agent": {"timeout_sec": min(budget.wall_s, AGENT_TIMEOUT_CAP_SEC), "network_mode": "no-network"},
         "environment": {"build_timeout_sec": 3600.0, "cpus": 2, "memory_mb": 8192, "storage_mb": 10240,

@@ -9,10 +9,13 @@ import math
 import os
 import shutil
 import subprocess
+import signal
 import sys
+import time
 from pathlib import Path
 
 import jsonschema
+import psutil
 import pytest
 import tomli_w
 
@@ -162,6 +165,35 @@ def test_verifier_always_writes_a_reward(exported: Path, tmp_path: Path, damage,
     rewards, found = container.verify()
     assert rewards["reward"] == 0.0 and rewards["scored"] == 0.0
     assert found and reason in found, found
+
+
+def _processes_under(root: Path) -> list[str]:
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmdline = " ".join(proc.info["cmdline"] or [])
+        if str(root) in cmdline:
+            found.append(cmdline)
+    return found
+
+
+def test_verifier_stopped_by_a_signal_still_writes_a_reward(exported: Path, tmp_path: Path) -> None:
+    """Harbor's verifier timeout: SIGTERM mid-evaluation -> reward 0 with the reason, no process left."""
+    container = lay_out(HarborPaths(exported), tmp_path / "container")
+    container.solve()
+    proc = subprocess.Popen(["bash", str(container.tests / "test.sh")], env=container.env(), start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not list(container.verifier.glob("evaluation.*/tree")) and time.monotonic() < deadline:
+        time.sleep(0.2)  # the evaluator is at work
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 0
+    rewards = json.loads((container.verifier / "reward.json").read_text())
+    assert rewards == {"reward": 0.0, "scored": 0.0, "accepted": 0.0}
+    assert (container.verifier / "reason.txt").read_text().strip() == "the verifier was stopped by a signal"
+    deadline = time.monotonic() + 30
+    while _processes_under(container.root) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not _processes_under(container.root)
 
 
 @pytest.mark.slow

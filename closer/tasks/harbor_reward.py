@@ -2,7 +2,7 @@
 
 Harbor reads `reward.json` as a dict of finite numbers, so the verifier writes the reward, whether
 the run was scored and accepted, one `gate__<name>` per measured gate (1 pass, 0 fail) and every
-finite numeric raw metric; why a reward is 0 goes to `reason.txt` beside it. A missing or invalid
+finite numeric raw metric; why a reward is below 1 goes to `reason.txt` beside it. A missing or invalid
 evaluation record is a reward of 0 with its reason, never a missing reward file.
 """
 
@@ -37,15 +37,17 @@ def reward_json(evaluation: dict) -> dict[str, float]:
     return out
 
 
-def zero_reason(record: EvaluationRecord, evaluate_exit: int) -> str | None:
-    """Why a record's reward is 0 (None when it is not)."""
-    if record.reward:
+def below_one_reason(record: EvaluationRecord, evaluate_exit: int) -> str | None:
+    """Why a record's reward is below 1 (None when it is 1)."""
+    if record.reward is not None and record.reward >= 1.0:
         return None
     if record.verifier_error:
         return record.verifier_error
+    if record.reasons:
+        return "; ".join(record.reasons)
     if record.failing_gates:
         return "failing gates: " + ", ".join(record.failing_gates)
-    return f"reward 0 (closer evaluate exited {evaluate_exit})"
+    return f"reward {record.reward} (closer evaluate exited {evaluate_exit})"
 
 
 def write_reward(evaluation: Path, out: Path, evaluate_exit: int) -> dict[str, float]:
@@ -56,7 +58,7 @@ def write_reward(evaluation: Path, out: Path, evaluate_exit: int) -> dict[str, f
         reason: str | None = f"closer evaluate exited {evaluate_exit} without a valid record: {exc}"
     else:
         rewards = reward_json(record.model_dump(mode="json"))
-        reason = zero_reason(record, evaluate_exit)
+        reason = below_one_reason(record, evaluate_exit)
     out.mkdir(parents=True, exist_ok=True)
     if reason:
         (out / REASON_FILE).write_text(reason + "\n")
@@ -71,7 +73,7 @@ def write_reward(evaluation: Path, out: Path, evaluate_exit: int) -> dict[str, f
 @click.argument("out", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--evaluate-exit", type=int, default=0, help="exit status of `closer evaluate` (named in the reason)")
 def main(evaluation: Path, out: Path, evaluate_exit: int) -> None:
-    """Write OUT/reward.json (and OUT/reason.txt when the reward is 0) from EVALUATION."""
+    """Write OUT/reward.json (and OUT/reason.txt when the reward is below 1) from EVALUATION."""
     rewards = write_reward(evaluation, out, evaluate_exit)
     click.echo(f"reward {rewards['reward']} -> {out / REWARD_FILE}")
 

@@ -18,8 +18,7 @@ DOCKERFILE = f"""\
 # {CONTAINER_WORKSPACE}. `closer-tool` runs standalone here: its first call starts the metered run.
 FROM debian:bookworm-slim
 COPY closer-src/ {CONTAINER_CLOSER_HOME}/
-RUN apt-get update \\
- && bash {CONTAINER_CLOSER_HOME}/scripts/bootstrap.sh \\
+RUN bash {CONTAINER_CLOSER_HOME}/scripts/bootstrap.sh \\
  && rm -rf /var/lib/apt/lists/* /root/.cache/closer/qrouter/build
 COPY pdk/ {CONTAINER_PDK}/
 ENV PDK_ROOT={CONTAINER_PDK} CLOSER_HOME={CONTAINER_CLOSER_HOME} PATH={CONTAINER_CLOSER_HOME}/.venv/bin:$PATH
@@ -31,7 +30,8 @@ WORKDIR {CONTAINER_WORKSPACE}
 TEST_SH = f"""\
 #!/bin/bash
 # Harbor verifier of closer task @TASK_ID@. It always leaves reward.json in the verifier folder:
-# the pristine evaluator's reward, or reward 0 with the reason in reason.txt when anything fails.
+# the pristine evaluator's reward, or reward 0 when anything fails; reason.txt says why a reward
+# is below 1.
 # The installation and the PDK are trusted only after they match the checksums in tests/ (which
 # Harbor uploads after the agent finished); the task and its hidden part come from tests/ too.
 set -u
@@ -50,7 +50,10 @@ zero() {{
   echo "closer verifier: reward 0: $1" >&2
   exit 0
 }}
-trap 'zero "the verifier was stopped by a signal"' TERM INT HUP
+EVALUATE_PID=""
+# Harbor's verifier timeout signals this script: stop the evaluator (closer.procs takes its tools
+# with it) and still leave a reward.
+trap '[ -n "$EVALUATE_PID" ] && kill -TERM "$EVALUATE_PID" 2>/dev/null; zero "the verifier was stopped by a signal"' TERM INT HUP
 
 (cd "$INSTALL" && sha256sum --quiet --strict -c "$TESTS/installation.sha256") > "$OUT/installation-check.log" 2>&1 \\
   || zero "the installation at $INSTALL does not match tests/installation.sha256 (see installation-check.log)"
@@ -61,8 +64,11 @@ PYTHON="$INSTALL/.venv/bin/python"
 export PYTHONPATH="$INSTALL" PDK_ROOT="$PDK"
 EVALUATION=$(mktemp -d "$OUT/evaluation.XXXXXX") || zero "cannot create an evaluation folder in $OUT"
 "$PYTHON" -m closer evaluate "$WORKSPACE" --task "$TESTS/suite/tasks/@TASK_ID@" --out "$EVALUATION" \\
-  > "$OUT/evaluate.log" 2>&1
+  > "$OUT/evaluate.log" 2>&1 &
+EVALUATE_PID=$!
+wait "$EVALUATE_PID"
 status=$?
+EVALUATE_PID=""
 "$PYTHON" -m closer.tasks.harbor_reward "$EVALUATION/evaluation.json" "$OUT" --evaluate-exit "$status" \\
   || zero "no reward from $EVALUATION/evaluation.json (closer evaluate exited $status; see evaluate.log)"
 [ -s "$OUT/reward.json" ] || zero "no reward.json was written"

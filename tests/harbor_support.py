@@ -62,9 +62,9 @@ class Container:
                               timeout=60)
         assert done.returncode == 0, done.stdout + done.stderr
 
-    def verify(self) -> tuple[dict, str | None]:
-        """Run tests/test.sh; (reward.json, reason.txt or None)."""
-        proc = subprocess.Popen(["bash", str(self.tests / "test.sh")], env=self.env(), stdout=subprocess.PIPE,
+    def verify(self, cwd: Path | None = None) -> tuple[dict, str | None]:
+        """Run tests/test.sh (in `cwd`); (reward.json, reason.txt or None)."""
+        proc = subprocess.Popen(["bash", str(self.tests / "test.sh")], env=self.env(), cwd=cwd, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, start_new_session=True)
         try:
             output, _ = proc.communicate(timeout=VERIFIER_TIMEOUT_S)
@@ -104,3 +104,4 @@ def check_oracle_and_null(exported: HarborPaths, tmp_path: Path) -> None:
     null = lay_out(exported, tmp_path / "null")
     rewards, reason = null.verify()
     assert rewards["reward"] < 1.0 and reason, rewards
+    assert rewards["accepted"] == 1.0, reason  # evaluated, not a crash: the untouched workspace is accepted

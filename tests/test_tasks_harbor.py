@@ -154,6 +154,20 @@ def _break_python(container) -> None:
     (container.closer_home / ".venv").unlink()
 
 
+def test_verifier_never_imports_a_closer_planted_in_its_folder(exported: Path, tmp_path: Path) -> None:
+    """Harbor runs test.sh in the agent's /workspace: a `closer/` package there must not be imported
+    (python -P). The task data is broken so the real evaluator exits 2 at once."""
+    container = lay_out(HarborPaths(exported), tmp_path / "container")
+    planted = container.workspace / "closer"
+    planted.mkdir()
+    (planted / "__init__.py").write_text("raise SystemExit('planted closer imported')\n")
+    (planted / "__main__.py").write_text("raise SystemExit('planted closer imported')\n")
+    _break_task_data(container)
+    rewards, reason = container.verify(cwd=container.workspace)
+    assert rewards["reward"] == 0.0 and reason and "exited 2 without a valid record" in reason, reason
+    assert "planted" not in (container.verifier / "evaluate.log").read_text()
+
+
 @pytest.mark.parametrize(("damage", "reason"), [
     (_break_installation, "does not match tests/installation.sha256"),
     (_break_task_data, "exited 2 without a valid record"),

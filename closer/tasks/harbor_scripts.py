@@ -60,16 +60,18 @@ trap '[ -n "$EVALUATE_PID" ] && kill -TERM "$EVALUATE_PID" 2>/dev/null; zero "th
 (cd "$PDK" && sha256sum --quiet --strict -c "$TESTS/pdk.sha256") > "$OUT/pdk-check.log" 2>&1 \\
   || zero "the PDK at $PDK does not match tests/pdk.sha256 (see pdk-check.log)"
 
-PYTHON="$INSTALL/.venv/bin/python"
+# -P: the current folder (Harbor's is the agent's /workspace) never goes on sys.path, so a
+# `closer/` package planted there cannot stand in for the checked one.
+PYTHON=("$INSTALL/.venv/bin/python" -P)
 export PYTHONPATH="$INSTALL" PDK_ROOT="$PDK"
 EVALUATION=$(mktemp -d "$OUT/evaluation.XXXXXX") || zero "cannot create an evaluation folder in $OUT"
-"$PYTHON" -m closer evaluate "$WORKSPACE" --task "$TESTS/suite/tasks/@TASK_ID@" --out "$EVALUATION" \\
+"${PYTHON[@]}" -m closer evaluate "$WORKSPACE" --task "$TESTS/suite/tasks/@TASK_ID@" --out "$EVALUATION" \\
   > "$OUT/evaluate.log" 2>&1 &
 EVALUATE_PID=$!
 wait "$EVALUATE_PID"
 status=$?
 EVALUATE_PID=""
-"$PYTHON" -m closer.tasks.harbor_reward "$EVALUATION/evaluation.json" "$OUT" --evaluate-exit "$status" \\
+"${PYTHON[@]}" -m closer.tasks.harbor_reward "$EVALUATION/evaluation.json" "$OUT" --evaluate-exit "$status" \\
   || zero "no reward from $EVALUATION/evaluation.json (closer evaluate exited $status; see evaluate.log)"
 [ -s "$OUT/reward.json" ] || zero "no reward.json was written"
 """

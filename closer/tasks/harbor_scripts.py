@@ -65,13 +65,13 @@ trap '[ -n "$EVALUATE_PID" ] && kill -TERM "$EVALUATE_PID" 2>/dev/null; zero "th
 PYTHON=("$INSTALL/.venv/bin/python" -P)
 export PYTHONPATH="$INSTALL" PDK_ROOT="$PDK"
 EVALUATION=$(mktemp -d "$OUT/evaluation.XXXXXX") || zero "cannot create an evaluation folder in $OUT"
-"${PYTHON[@]}" -m closer evaluate "$WORKSPACE" --task "$TESTS/suite/tasks/@TASK_ID@" --out "$EVALUATION" \\
+"${{PYTHON[@]}}" -m closer evaluate "$WORKSPACE" --task "$TESTS/suite/tasks/@TASK_ID@" --out "$EVALUATION" \\
   > "$OUT/evaluate.log" 2>&1 &
 EVALUATE_PID=$!
 wait "$EVALUATE_PID"
 status=$?
 EVALUATE_PID=""
-"${PYTHON[@]}" -m closer.tasks.harbor_reward "$EVALUATION/evaluation.json" "$OUT" --evaluate-exit "$status" \\
+"${{PYTHON[@]}}" -m closer.tasks.harbor_reward "$EVALUATION/evaluation.json" "$OUT" --evaluate-exit "$status" \\
   || zero "no reward from $EVALUATION/evaluation.json (closer evaluate exited $status; see evaluate.log)"
 [ -s "$OUT/reward.json" ] || zero "no reward.json was written"
 """

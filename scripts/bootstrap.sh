@@ -11,6 +11,7 @@ APT_PACKAGES=(
   iverilog verilator yosys opensta klayout graywolf qrouter magic netgen-lvs
   gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf picolibc-riscv64-unknown-elf
   build-essential make git tcl tcl-dev tk-dev libxt-dev time bubblewrap
+  python3 python3-venv ca-certificates
 )
 
 log() { printf '[bootstrap] %s\n' "$*"; }

@@ -134,13 +134,15 @@ def _strict_object(content: bytes) -> bool:
 
 
 def _reward_json(tmp_path: Path, content) -> tuple[int, dict, str]:
-    from closer.tasks.harbor import _main
+    """The verifier's reward step (closer.tasks.harbor_reward): exit, reward.json, reason.txt."""
+    from closer.tasks.harbor_reward import main
 
-    evaluation, reward = tmp_path / "evaluation.json", tmp_path / "reward.json"
+    evaluation, out = tmp_path / "evaluation.json", tmp_path / "verifier"
     _put(evaluation, content)
-    result = CliRunner().invoke(_main, ["reward-json", str(evaluation), str(reward)])
+    result = CliRunner().invoke(main, [str(evaluation), str(out)])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result.exit_code, json.loads(reward.read_text()), result.stderr
+    reason = out / "reason.txt"
+    return result.exit_code, json.loads((out / "reward.json").read_text()), reason.read_text() if reason.is_file() else ""
 
 
 @FUZZ

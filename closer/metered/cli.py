@@ -3,6 +3,9 @@
     closer-tool sim|synth|pnr|verify [ARGS...]   run the metered tool class (ARGS go to `{args}`)
     closer-tool status [--json]                  budget left; spends nothing
 
+The run starts on the first call in a workspace whose run nobody started (`.closer/run.json`
+absent): its wall clock counts from that call.
+
 Exit codes: 0 ok, 1 tool error, 10 refused (class budget spent), 11 refused (wall clock spent),
 12 tool timed out, 13 infrastructure error, 2 bad usage or configuration.
 """
@@ -20,13 +23,31 @@ from closer.budget import ToolClass
 from closer.cli import run_cli
 from closer.metered.client import format_status
 from closer.metered.front import metered_call
-from closer.metered.ledger import status
+from closer.metered.ledger import status, workspace_lock
 from closer.metered.run import start_run
 from closer.metered.paths import WorkspacePaths
+from closer.trajectory.record import RunInfo
 
 
 def _workspace(ctx: click.Context) -> WorkspacePaths:
-    return WorkspacePaths.locate(Path(ctx.obj or Path.cwd()))
+    ws = WorkspacePaths.locate(Path(ctx.obj or Path.cwd()))
+    if (info := start_if_fresh(ws)) is not None:
+        click.echo(f"closer-tool: run {info.run_id} started now (the first call on this workspace); "
+                   f"the wall clock counts from here", err=True)
+    return ws
+
+
+def start_if_fresh(ws: WorkspacePaths) -> RunInfo | None:
+    """Start the run of a workspace nobody started (a Harbor container has no harness to run
+    `closer-tool start`): the first call starts it. Under the call lock, so two first calls start
+    one run. Returns the new run's header, or None when the run had started."""
+    ws.check_layout()
+    if not ws.is_valid() or ws.run_info.exists() or ws.run_info.is_symlink():
+        return None
+    with workspace_lock(ws):
+        if ws.run_info.exists() or ws.run_info.is_symlink():
+            return None
+        return start_run(ws)
 
 
 @click.group("closer-tool")

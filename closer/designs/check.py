@@ -96,14 +96,17 @@ def _param(value) -> str:
 
 
 def oracle(ctx: CheckContext) -> StageOutcome:
+    """Cheapest first, and the first wrong answer ends the stage: the skeleton must fail, the
+    golden pass on the public then the hidden conditions, the weak pass on the hidden ones."""
     t = ctx.tasks
-    runs = [("golden", "public", ctx.golden(), t.public, True),
-            ("golden", "hidden", ctx.golden(), t.hidden, True)]
-    if t.weak is not None:
-        runs.append(("weak", "hidden", ctx.weak(), t.hidden, True))
+    runs = []
     if any(k.start is StartPoint.SKELETON for k in t.kinds.values()):
         runs.append(("skeleton", "public", [_write_skeleton(ctx)], t.public, False))
-    problems, passed = [], []
+    runs += [("golden", "public", ctx.golden(), t.public, True),
+             ("golden", "hidden", ctx.golden(), t.hidden, True)]
+    if t.weak is not None:
+        runs.append(("weak", "hidden", ctx.weak(), t.hidden, True))
+    passed = []
     for label, which, sources, cond, should_pass in runs:
         func = run_functional(sources, ctx.design.top, ctx.dpaths.root / t.oracle, t.test_module, cond,
                               ctx.parameters(cond.configs), t.config, ctx.work / "oracle" / f"{label}-{which}",
@@ -114,12 +117,11 @@ def oracle(ctx: CheckContext) -> StageOutcome:
             continue
         if should_pass:
             why = "; ".join([*func.errors, *func.report_errors])[:300] or _first_failure(func)
-            problems.append(f"the oracle fails the {label} RTL on the {which} conditions "
-                            f"({func.failed} of {func.tests} tests): {why}")
+            detail = (f"the oracle fails the {label} RTL on the {which} conditions "
+                      f"({func.failed} of {func.tests} tests): {why}")
         else:
-            problems.append(f"the oracle passes the {label} (the empty top module): it checks nothing")
-    if problems:
-        return StageOutcome(stage="oracle", ok=False, detail="; ".join(problems))
+            detail = f"the oracle passes the {label} (the empty top module): it checks nothing"
+        return StageOutcome(stage="oracle", ok=False, detail=detail)
     return StageOutcome(stage="oracle", ok=True, detail=", ".join(passed))
 
 

@@ -246,10 +246,12 @@ FULL_STAGES: list[tuple[str, Stage]] = [
     *((f"agent-{k.value}", agent(k)) for k in TaskKind), ("weak", weak_misses)]
 
 
-def run_stages(ctx: CheckContext, stages: list[tuple[str, Stage]]) -> Iterator[StageOutcome]:
+def run_stages(ctx: CheckContext, stages: list[tuple[str, Stage]],
+               on_start: Callable[[str], None] = lambda _: None) -> Iterator[StageOutcome]:
     """Each stage's outcome as it finishes; the first failure ends the run (later stages build on
     the earlier ones). A Closer error inside a stage is that stage's failure, named."""
     for name, stage in stages:
+        on_start(name)
         try:
             outcome = stage(ctx)
         except CloserError as exc:

@@ -48,7 +48,14 @@ def check_design(name: str, quick: bool = False, keep: Path | None = None,
         outcomes = []
         progress(f"design check {ctx.design.name} ({ctx.dpaths.root}): {len(stages)} stages")
         begin = time.monotonic()
-        for i, outcome in enumerate(check.run_stages(ctx, stages), 1):
+        descriptions = {"lint": "Verilator lint of golden and weak", "oracle": "oracle vs skeleton, golden, weak",
+                        "mutants": "mutant generation and kill ratio", "tasks": "generating A, B, C (low)",
+                        "weak": "the weak variant on B (full flow)"}
+
+        def started(name: str) -> None:
+            progress(f"  ... {name}: {descriptions.get(name, 'the oracle agent on ' + name[-1] + ' (hidden conditions)')}")
+
+        for i, outcome in enumerate(check.run_stages(ctx, stages, started), 1):
             outcomes.append(outcome)
             progress(f"[{i}/{len(stages)}] {outcome.stage:<8} {'ok  ' if outcome.ok else 'FAIL'} "
                      f"{outcome.detail} ({time.monotonic() - begin:.0f} s)")

@@ -1,6 +1,7 @@
-"""The whole `closer design check` on the smallest design: a fresh scaffold (`closer design new`),
-as docs/adding-a-design.md promises: every stage passes, the oracle agent scores 1.0 on A, B and C
-through the real flow, and `closer task generate` then takes the design without --unchecked."""
+"""The path of docs/adding-a-design.md on the smallest design, a fresh scaffold: `design new`,
+`design calibrate` (targets measured, 5 % margin), then the whole `design check`: every stage
+passes, the oracle agent scores 1.0 on A, B and C through the real flow, and `task generate`
+takes the design without --unchecked."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 
 from closer.designs.checkrecord import CheckRecord
 from closer.designs.model import SEARCH_PATH_ENV
-from closer.designs.runcheck import check_design
+from closer.designs.runcheck import calibrate_design, check_design
 from closer.designs.scaffold import new_design
 from closer.tasks.generate import generate_suite
 
@@ -19,7 +20,10 @@ from closer.tasks.generate import generate_suite
 def test_scaffold_passes_the_full_check_then_generates(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv(SEARCH_PATH_ENV, str(tmp_path / "designs"))
     monkeypatch.setenv("CLOSER_CACHE_DIR", str(tmp_path / "cache"))
-    new_design("tiny", tmp_path / "designs")
+    folder = new_design("tiny", tmp_path / "designs")
+    targets, measured = calibrate_design("tiny", 0.05)
+    assert targets == folder / "task-targets.toml" and {m.kind.value for m in measured} == {"A", "B"}
+    assert all(m.weak is not None and m.golden > 0 for m in measured)
     lines: list[str] = []
     record, path = check_design("tiny", progress=lines.append)
     assert record.passed and record.complete, "\n".join(lines)

@@ -58,13 +58,15 @@ def new_command(name: str, parent: Path) -> None:
                                             "a quick record does not let `closer task generate` through.")
 @click.option("--keep", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep the scratch files (logs, the generated suite, evaluations) in this folder.")
-def check_command(name: str, quick: bool, keep: Path | None) -> None:
+@click.option("--jobs", type=click.IntRange(1, 4), default=1, show_default=True,
+              help="Evaluations (oracle agent on A, B, C; the weak on B) run at once.")
+def check_command(name: str, quick: bool, keep: Path | None, jobs: int) -> None:
     """Check that design NAME is ready to become tasks: lint, oracle against golden/weak/skeleton,
     mutants, the oracle agent at 1.0 on A, B and C (the full flow), the weak missing a target.
     Exit 1 at the first failing stage, named with its cause."""
     from closer.designs.runcheck import check_design
 
-    record, path = check_design(name, quick=quick, keep=keep,
+    record, path = check_design(name, quick=quick, keep=keep, jobs=jobs,
                                 progress=lambda line: click.echo(line))
     click.echo(f"{'PASS' if record.passed else 'FAIL'}{' (quick)' if quick else ''}: design "
                f"{record.design}, content {record.content_checksum[:12]}; record {path}")

@@ -40,9 +40,10 @@ def _context(name: str, keep: Path | None, ignore_targets: bool = False):
 
 
 def check_design(name: str, quick: bool = False, keep: Path | None = None,
-                 progress: Progress = lambda _: None) -> tuple[CheckRecord, Path]:
+                 progress: Progress = lambda _: None, jobs: int = 1) -> tuple[CheckRecord, Path]:
     started = now_utc()
     with _context(name, keep, ignore_targets=quick) as ctx:
+        ctx.jobs = jobs
         checksum = content_checksum(ctx.dpaths, ctx.tasks)
         stages = check.QUICK_STAGES if quick else check.FULL_STAGES
         outcomes = []
@@ -55,10 +56,13 @@ def check_design(name: str, quick: bool = False, keep: Path | None = None,
         def started(name: str) -> None:
             progress(f"  ... {name}: {descriptions.get(name, 'the oracle agent on ' + name[-1] + ' (hidden conditions)')}")
 
-        for i, outcome in enumerate(check.run_stages(ctx, stages, started), 1):
-            outcomes.append(outcome)
-            progress(f"[{i}/{len(stages)}] {outcome.stage:<8} {'ok  ' if outcome.ok else 'FAIL'} "
-                     f"{outcome.detail} ({time.monotonic() - begin:.0f} s)")
+        try:
+            for i, outcome in enumerate(check.run_stages(ctx, stages, started), 1):
+                outcomes.append(outcome)
+                progress(f"[{i}/{len(stages)}] {outcome.stage:<8} {'ok  ' if outcome.ok else 'FAIL'} "
+                         f"{outcome.detail} ({time.monotonic() - begin:.0f} s)")
+        finally:
+            ctx.drain()
         if content_checksum(ctx.dpaths, ctx.tasks) != checksum:
             raise InputError(f"{ctx.dpaths.root}: the design folder changed while it was checked; check again")
     passed = all(o.ok for o in outcomes) and len(outcomes) == len(stages)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import tomli_w
 
-from closer.designs.check import CheckContext, evaluate_submission, tasks_stage
+from closer.designs.check import CheckContext, evaluate_submission, start_evaluations, tasks_stage
 from closer.errors import InputError
-from closer.tasks.models import TaskKind
+from closer.tasks.models import TargetSpec, TaskKind
 
 DEFAULT_MARGIN = 0.05
 # lower-is-better metrics each kind is scored on
@@ -35,9 +35,20 @@ class Measured:
     weak: float | None
 
 
+SUBMISSIONS = [(TaskKind.A, "oracle"), (TaskKind.A, "weak-rtl"), (TaskKind.B, "oracle"), (TaskKind.B, "start")]
+
+
+def measuring_targets() -> dict[TaskKind, list[TargetSpec]]:
+    """Weight-0 targets of the metrics to measure: they cost nothing, and the reward library
+    reports each term's value (derived ones such as execution_time included)."""
+    return {kind: [TargetSpec(name=name, metric=metric, target=1.0, weight=0.0) for name, metric in
+                   METRICS[TaskKind.A if kind is TaskKind.A else TaskKind.B].items()] for kind in TaskKind}
+
+
 def measure(ctx: CheckContext) -> list[Measured]:
-    ctx.tasks = ctx.tasks.model_copy(update={"targets": {}, "targets_file": None})
+    ctx.tasks = ctx.tasks.model_copy(update={"targets": measuring_targets(), "targets_file": None})
     tasks_stage(ctx)
+    start_evaluations(ctx, SUBMISSIONS if ctx.tasks.weak is not None else SUBMISSIONS[::2])
     out = []
     for kind, metrics in METRICS.items():
         golden = _metrics(ctx, kind, "oracle")
@@ -63,7 +74,8 @@ def _metrics(ctx: CheckContext, kind: TaskKind, submission: str) -> dict:
         why = rec.verifier_error or "; ".join(rec.reasons) or ", ".join(rec.failing_gates)
         raise InputError(f"calibrate {ctx.design.name}: the {submission} RTL does not pass the "
                          f"{kind.value} gates: {why}"[:600])
-    return rec.metrics
+    terms = ((rec.reward_result or {}).get("terms") or {}).values()
+    return {t["metric"]: t.get("value") for t in terms if isinstance(t, dict) and "metric" in t}
 
 
 def targets_text(measured: list[Measured], margin: float, design: str) -> str:

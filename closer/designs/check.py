@@ -200,12 +200,19 @@ def tasks_stage(ctx: CheckContext) -> StageOutcome:
 
     ctx.suite = ctx.work / "suite"
     generate_from(ctx.design, ctx.dpaths, ctx.tasks, ctx.suite, budgets=["low"], check_note="checking")
-    if ctx.jobs > 1:  # the evaluations of the later stages start now, `jobs` at a time
-        pool = ThreadPoolExecutor(max_workers=ctx.jobs, thread_name_prefix="check-eval")
-        for key in EVALUATIONS:
-            ctx.pending[key] = pool.submit(_evaluate_now, ctx, *key)
-        pool.shutdown(wait=False)
+    if ctx.jobs > 1 and not ctx.pending:  # the later stages' evaluations start now
+        start_evaluations(ctx, EVALUATIONS)
     return StageOutcome(stage="tasks", ok=True, detail=f"A, B and C generate ({ctx.suite})")
+
+
+def start_evaluations(ctx: CheckContext, keys: list[tuple[TaskKind, str]]) -> None:
+    """Start the evaluations of `keys`, ctx.jobs at a time; evaluate_submission collects them."""
+    if ctx.jobs <= 1:
+        return
+    pool = ThreadPoolExecutor(max_workers=ctx.jobs, thread_name_prefix="check-eval")
+    for key in keys:
+        ctx.pending[key] = pool.submit(_evaluate_now, ctx, *key)
+    pool.shutdown(wait=False)
 
 
 def evaluate_submission(ctx: CheckContext, kind: TaskKind, submission: str):

@@ -80,12 +80,14 @@ def check_command(name: str, quick: bool, keep: Path | None, jobs: int) -> None:
               help="Each target is the golden value times (1 + margin).")
 @click.option("--keep", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep the scratch files in this folder.")
-def calibrate_command(name: str, margin: float, keep: Path | None) -> None:
+@click.option("--jobs", type=click.IntRange(1, 4), default=1, show_default=True,
+              help="Evaluations (golden and weak on A and B) run at once.")
+def calibrate_command(name: str, margin: float, keep: Path | None, jobs: int) -> None:
     """Measure NAME's golden (and weak) RTL on A and B and write the tasks' targets file
     (tasks.toml targets_file) with the margin stated and the weak's values beside them."""
     from closer.designs.runcheck import calibrate_design
 
-    path, measured = calibrate_design(name, margin, keep=keep, progress=lambda line: click.echo(line))
+    path, measured = calibrate_design(name, margin, keep=keep, jobs=jobs, progress=lambda line: click.echo(line))
     for m in measured:
         weak = f"{m.weak:.6g}" if m.weak is not None else "n/a"
         click.echo(f"{m.kind.value} {m.name:<15} golden {m.golden:<12.6g} target "

@@ -73,13 +73,17 @@ def check_design(name: str, quick: bool = False, keep: Path | None = None,
 
 
 def calibrate_design(name: str, margin: float, keep: Path | None = None,
-                     progress: Progress = lambda _: None) -> tuple[Path, list[calibrate.Measured]]:
+                     progress: Progress = lambda _: None, jobs: int = 1) -> tuple[Path, list[calibrate.Measured]]:
     with _context(name, keep, ignore_targets=True) as ctx:
+        ctx.jobs = jobs
         if ctx.tasks.targets_file is None:
             raise InputError(f"{ctx.dpaths.root / TASKS_TOML}: key targets_file: not set; calibrate "
                              "writes the file it names (e.g. targets_file = \"task-targets.toml\")")
         target_path = ctx.dpaths.root / ctx.tasks.targets_file
         progress(f"calibrate {ctx.design.name}: golden and weak RTL on A (synthesis) and B (full flow)")
-        measured = calibrate.measure(ctx)
+        try:
+            measured = calibrate.measure(ctx)
+        finally:
+            ctx.drain()
     text = calibrate.targets_text(measured, margin, ctx.design.name)
     return calibrate.write_targets(target_path, text), measured

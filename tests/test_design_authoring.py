@@ -175,3 +175,19 @@ def test_report_refuses_trials_of_two_task_revisions() -> None:
     assert task_revisions(same) == {}
     mixed = [*same, trial("x-A-low", "cc"), trial("x-B-low", None)]
     assert task_revisions(mixed) == {"x-A-low": ["aa", "cc"], "x-B-low": ["bb", "unrecorded"]}
+
+
+def test_calibrated_targets_file_states_margin_and_weak_values(tmp_path: Path) -> None:
+    import tomllib
+
+    from closer.designs.calibrate import Measured, targets_text
+    from closer.tasks.models import TaskKind, TaskTargets
+
+    measured = [Measured(TaskKind.A, "area", "synth__design__instance__area__stdcell", 1000.0, 1300.0),
+                Measured(TaskKind.B, "execution_time", "execution_time", 2000.0, None)]
+    text = targets_text(measured, 0.1, "x")
+    parsed = TaskTargets.model_validate(tomllib.loads(text))
+    assert parsed.targets[TaskKind.A][0].target == pytest.approx(1100.0)
+    assert parsed.targets[TaskKind.B] == parsed.targets[TaskKind.C]
+    assert parsed.targets[TaskKind.B][0].target == pytest.approx(2200.0)
+    assert "margin 10%" in text and "golden 1000, weak 1300" in text and "weak n/a" in text

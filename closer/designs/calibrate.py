@@ -87,9 +87,9 @@ def targets_text(measured: list[Measured], margin: float, design: str) -> str:
         for m in (m for m in measured if m.kind is source):
             weak = f"{m.weak:.6g}" if m.weak is not None else "n/a"
             lines.append(f"# {m.name}: golden {m.golden:.6g}, weak {weak}")
-            lines.append(tomli_w.dumps({"targets": {kind.value: [{
-                "name": m.name, "metric": m.metric, "target": round(m.golden * (1 + margin), 3),
-                "weight": 1.0}]}}).strip())
+            table = {"name": m.name, "metric": m.metric, "target": round(m.golden * (1 + margin), 3),
+                     "weight": 1.0}
+            lines += [f"[[targets.{kind.value}]]", tomli_w.dumps(table).strip()]
             lines.append("")
     return "\n".join(lines)
 

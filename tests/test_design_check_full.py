@@ -21,11 +21,11 @@ def test_scaffold_passes_the_full_check_then_generates(tmp_path: Path, monkeypat
     monkeypatch.setenv(SEARCH_PATH_ENV, str(tmp_path / "designs"))
     monkeypatch.setenv("CLOSER_CACHE_DIR", str(tmp_path / "cache"))
     folder = new_design("tiny", tmp_path / "designs")
-    targets, measured = calibrate_design("tiny", 0.05)
+    targets, measured = calibrate_design("tiny", 0.05, jobs=2)
     assert targets == folder / "task-targets.toml" and {m.kind.value for m in measured} == {"A", "B"}
     assert all(m.weak is not None and m.golden > 0 for m in measured)
     lines: list[str] = []
-    record, path = check_design("tiny", progress=lines.append)
+    record, path = check_design("tiny", progress=lines.append, jobs=2)
     assert record.passed and record.complete, "\n".join(lines)
     assert [s.stage for s in record.stages] == ["lint", "oracle", "mutants", "tasks", "agent-A", "agent-B",
                                                 "agent-C", "weak"]

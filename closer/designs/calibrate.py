@@ -14,7 +14,7 @@ from pathlib import Path
 
 import tomli_w
 
-from closer.designs.check import CheckContext, evaluate_submission, start_evaluations, tasks_stage
+from closer.designs.check import CheckContext, evaluate_submission, numeric, start_evaluations, tasks_stage
 from closer.errors import InputError
 from closer.tasks.models import TargetSpec, TaskKind
 
@@ -57,12 +57,8 @@ def measure(ctx: CheckContext) -> list[Measured]:
             if not isinstance(golden.get(metric), (int, float)) or golden[metric] <= 0:
                 raise InputError(f"calibrate {ctx.design.name}: the golden RTL's {kind.value} evaluation "
                                  f"measured no {metric} (is the oracle writing its cycle reports?)")
-            out.append(Measured(kind, name, metric, float(golden[metric]), _number(weak.get(metric))))
+            out.append(Measured(kind, name, metric, float(golden[metric]), numeric(weak).get(metric)))
     return out
-
-
-def _number(value) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _metrics(ctx: CheckContext, kind: TaskKind, submission: str) -> dict:

@@ -241,11 +241,15 @@ def _evaluate_now(ctx: CheckContext, kind: TaskKind, submission: str):
     return evaluate(ws, suite.task(tid).root, ws.parent / "evaluation")
 
 
+def numeric(metrics: dict) -> dict[str, float]:
+    """The numbers among an evaluation's metrics (the record's figures)."""
+    return {k: float(v) for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
 def agent(kind: TaskKind) -> Stage:
     def stage(ctx: CheckContext) -> StageOutcome:
         rec = evaluate_submission(ctx, kind, "oracle")
-        figures = {k: float(v) for k, v in rec.metrics.items() if isinstance(v, (int, float))
-                   and not isinstance(v, bool)}
+        figures = numeric(rec.metrics)
         name = f"agent-{kind.value}"
         if rec.reward == 1.0:
             return StageOutcome(stage=name, ok=True, detail=f"the oracle agent scores 1.0 on {kind.value}",
@@ -258,7 +262,7 @@ def agent(kind: TaskKind) -> Stage:
 
 def weak_misses(ctx: CheckContext) -> StageOutcome:
     rec = evaluate_submission(ctx, TaskKind.B, "start")
-    figures = {k: float(v) for k, v in rec.metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    figures = numeric(rec.metrics)
     if rec.failing_gates or not rec.scored:
         why = rec.verifier_error or "; ".join(rec.reasons) or ", ".join(rec.failing_gates)
         return StageOutcome(stage="weak", ok=False, figures=figures,

@@ -200,15 +200,22 @@ def tasks_stage(ctx: CheckContext) -> StageOutcome:
 
     ctx.suite = ctx.work / "suite"
     generate_from(ctx.design, ctx.dpaths, ctx.tasks, ctx.suite, budgets=["low"], check_note="checking")
-    if ctx.jobs > 1 and not ctx.pending:  # the later stages' evaluations start now
-        start_evaluations(ctx, EVALUATIONS)
     return StageOutcome(stage="tasks", ok=True, detail=f"A, B and C generate ({ctx.suite})")
+
+
+def tasks_then_evaluations(ctx: CheckContext) -> StageOutcome:
+    """The tasks stage; then the later stages' evaluations start, ctx.jobs at a time."""
+    outcome = tasks_stage(ctx)
+    start_evaluations(ctx, EVALUATIONS)
+    return outcome
 
 
 def start_evaluations(ctx: CheckContext, keys: list[tuple[TaskKind, str]]) -> None:
     """Start the evaluations of `keys`, ctx.jobs at a time; evaluate_submission collects them."""
     if ctx.jobs <= 1:
         return
+    if any(key in ctx.pending for key in keys):
+        raise ValueError(f"evaluations {keys} started twice")
     pool = ThreadPoolExecutor(max_workers=ctx.jobs, thread_name_prefix="check-eval")
     for key in keys:
         ctx.pending[key] = pool.submit(_evaluate_now, ctx, *key)
@@ -278,7 +285,7 @@ def weak_misses(ctx: CheckContext) -> StageOutcome:
 EVALUATIONS = [(TaskKind.A, "oracle"), (TaskKind.B, "oracle"), (TaskKind.C, "oracle"), (TaskKind.B, "start")]
 QUICK_STAGES: list[tuple[str, Stage]] = [("lint", lint), ("oracle", oracle), ("mutants", mutants)]
 FULL_STAGES: list[tuple[str, Stage]] = [
-    *QUICK_STAGES, ("tasks", tasks_stage),
+    *QUICK_STAGES, ("tasks", tasks_then_evaluations),
     *((f"agent-{k.value}", agent(k)) for k in TaskKind), ("weak", weak_misses)]
 
 

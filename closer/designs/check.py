@@ -20,8 +20,9 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from closer.designs.checkrecord import StageOutcome
@@ -211,14 +212,17 @@ def tasks_then_evaluations(ctx: CheckContext) -> StageOutcome:
 
 
 def start_evaluations(ctx: CheckContext, keys: list[tuple[TaskKind, str]]) -> None:
-    """Start the evaluations of `keys`, ctx.jobs at a time; evaluate_submission collects them."""
+    """Start the evaluations of `keys`, ctx.jobs at a time, each in its own process (the evaluator
+    is not thread-safe: a simulation run changes process-wide state); evaluate_submission collects
+    them."""
     if ctx.jobs <= 1:
         return
     if any(key in ctx.pending for key in keys):
         raise ValueError(f"evaluations {keys} started twice")
-    pool = ThreadPoolExecutor(max_workers=ctx.jobs, thread_name_prefix="check-eval")
+    pool = ProcessPoolExecutor(max_workers=ctx.jobs, mp_context=multiprocessing.get_context("fork"))
+    plain = replace(ctx, pending={})  # what a worker needs, without the futures
     for key in keys:
-        ctx.pending[key] = pool.submit(_evaluate_now, ctx, *key)
+        ctx.pending[key] = pool.submit(_evaluate_now, plain, *key)
     pool.shutdown(wait=False)
 
 

@@ -192,14 +192,3 @@ def test_calibrated_targets_file_states_margin_and_weak_values(tmp_path: Path) -
     assert parsed.targets[TaskKind.B][0].target == pytest.approx(2200.0)
     assert "margin 10%" in text and "golden 1000, weak 1300" in text and "weak n/a" in text
 
-
-def test_fifo8_tasks_use_the_fifo_wording_and_its_calibrated_targets(tmp_path: Path, repo) -> None:
-    from closer.tasks.generate import generate_suite
-    from closer.tasks.models import TaskKind, load_design_tasks
-
-    tasks = load_design_tasks(repo.designs / "fifo8" / "tasks.toml")
-    assert {k for k, targets in tasks.targets.items() if targets} == set(TaskKind)
-    manifest = generate_suite("fifo8", tmp_path / "suite", kinds=[TaskKind.A], budgets=["low"])
-    instruction = (tmp_path / "suite" / manifest.tasks[0].path / "instruction.md").read_text()
-    assert "40 words popped each" in instruction and "consumer stalls that fill the FIFO" in instruction
-    assert "operands" not in instruction and "requests" not in instruction

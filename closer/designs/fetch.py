@@ -51,7 +51,6 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from closer.errors import InputError, ToolError
-from closer.paths import repo_paths
 from closer.procs import Command, run
 
 CACHE_ENV = "CLOSER_CACHE_DIR"  # overrides the platformdirs user cache root (tests, CI)
@@ -114,7 +113,9 @@ def cache_root() -> Path:
 
 
 def design_toml(name: str) -> Path:
-    return repo_paths().design_dir(name) / "design.toml"
+    from closer.designs.model import design_dir
+
+    return design_dir(name) / "design.toml"
 
 
 def load_fetch_spec(name: str) -> FetchSpec:
@@ -294,7 +295,9 @@ def verify_hashes(tree: Path, spec: FetchSpec) -> None:
 
 def fault_patches(name: str) -> list[Path]:
     """The debug task's fault patches (ours), in application order."""
-    faults = repo_paths().design_dir(name) / "tasks" / "debug" / "faults"
+    from closer.designs.model import design_dir
+
+    faults = design_dir(name) / "tasks" / "debug" / "faults"
     return sorted(faults.glob("*.patch")) if faults.is_dir() else []
 
 

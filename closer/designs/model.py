@@ -7,6 +7,7 @@ and key of anything wrong.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,6 +110,12 @@ class Physical(SynthSettings):
         return corners
 
 
+class OracleInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    testbench: Path = Field(description="The reference cocotb test module, relative to the design "
+                            "folder (default: oracles/<name>/test_<name>.py)")
+
+
 class Design(BaseModel):
     """The whole design.toml."""
 
@@ -120,6 +127,7 @@ class Design(BaseModel):
     configs: dict[str, DesignConfig] = Field(default_factory=lambda: {"default": DesignConfig()})
     targets: Targets = Field(default_factory=Targets)
     physical: Physical = Field(default_factory=Physical)
+    oracle: OracleInfo | None = Field(None, description="The reference oracle (mutation scoring)")
     fetch: dict[str, Any] | None = Field(
         None, description="Upstream source recipe (closer.designs.fetch reads it)")
 
@@ -198,17 +206,36 @@ class DesignPaths:
         return [src / rel for rel in design.fetch.get("rtl", [])]
 
 
+SEARCH_PATH_ENV = "CLOSER_DESIGN_PATH"  # os.pathsep-separated folders that hold design folders
+
+
+def design_search_path() -> list[Path]:
+    """Where a bare design name is looked up, first match wins: each folder of
+    $CLOSER_DESIGN_PATH in order, then this checkout's designs/."""
+    extra = [Path(p).expanduser() for p in os.environ.get(SEARCH_PATH_ENV, "").split(os.pathsep) if p]
+    return [*extra, repo_paths().designs]
+
+
+def looks_like_path(name_or_path: str | Path) -> bool:
+    text = str(name_or_path)
+    return isinstance(name_or_path, Path) or os.sep in text or text.startswith(".")
+
+
 def design_dir(name_or_path: str | Path) -> Path:
-    """`designs/<name>` for a bare name, else the given folder."""
+    """A design folder: a path to a folder holding design.toml, or a bare name looked up in
+    design_search_path()."""
     path = Path(name_or_path)
-    if path.is_dir() and (path / "design.toml").is_file():
+    if (path / "design.toml").is_file():
         return path.resolve()
-    candidate = repo_paths().design_dir(str(name_or_path))
-    if candidate.is_dir():
-        return candidate
-    known = sorted(p.name for p in repo_paths().designs.glob("*/design.toml") for p in [p.parent])
-    raise InputError(f"unknown design {str(name_or_path)!r}: no {candidate}/design.toml "
-                     f"(known: {', '.join(known) or 'none'})")
+    if looks_like_path(name_or_path):
+        raise InputError(f"design folder {path}: no {path / 'design.toml'}")
+    for folder in design_search_path():
+        if (folder / str(name_or_path) / "design.toml").is_file():
+            return (folder / str(name_or_path)).resolve()
+    searched = ", ".join(str(f) for f in design_search_path())
+    raise InputError(f"unknown design {str(name_or_path)!r}: no {name_or_path}/design.toml in "
+                     f"{searched} (${SEARCH_PATH_ENV} adds folders; known: "
+                     f"{', '.join(list_designs()) or 'none'})")
 
 
 def load_design(name_or_path: str | Path, check_files: bool = True) -> tuple[Design, DesignPaths]:
@@ -246,4 +273,6 @@ def _check_files(design: Design, paths: DesignPaths) -> None:
 
 
 def list_designs() -> list[str]:
-    return sorted(p.parent.name for p in repo_paths().designs.glob("*/design.toml"))
+    """Every design name the search path finds (the first folder of a name wins)."""
+    return sorted(dict.fromkeys(p.parent.name for folder in design_search_path()
+                                for p in folder.glob("*/design.toml")))

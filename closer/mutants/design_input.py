@@ -49,14 +49,10 @@ class DesignUnderTest:
 
 
 def resolve_design_dir(design: str) -> Path:
-    """A design is a folder path or the name of a folder under `designs/`."""
-    as_path = Path(design)
-    if (as_path / "design.toml").is_file():
-        return as_path.resolve()
-    named = repo_paths().design_dir(design)
-    if (named / "design.toml").is_file():
-        return named
-    raise InputError(f"design {design!r}: neither {as_path}/design.toml nor {named}/design.toml exists")
+    """A design is a folder path or a name on the design search path (closer.designs.model)."""
+    from closer.designs.model import design_dir
+
+    return design_dir(design)
 
 
 def load_design(design: str, config: str = "default") -> DesignUnderTest:

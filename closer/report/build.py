@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from closer.budget import BudgetOverride, resolve_budget
+from closer.errors import InputError
 from closer.paths import repo_paths
 from closer.tasks.rescore import RescoreFile, Trial, find_trials, load_rescore
 from closer.tasks.runner import RunRecord, feasible_label
@@ -174,11 +175,26 @@ def _trial_rows(trials: list[TrialView]) -> pd.DataFrame:
     } for t in trials])
 
 
-def build_report(runs: Path, out: Path) -> Path:
+def task_revisions(trials: list[TrialView]) -> dict[str, list[str]]:
+    """task id -> the task checksums its trials ran on ('unrecorded' for older records), for the
+    tasks whose trials ran on more than one revision."""
+    seen: dict[str, set[str]] = {}
+    for t in trials:
+        seen.setdefault(t.record.task_id, set()).add(t.record.task_checksum or "unrecorded")
+    return {tid: sorted(sums) for tid, sums in sorted(seen.items()) if len(sums) > 1}
+
+
+def build_report(runs: Path, out: Path, mix_revisions: bool = False) -> Path:
     from closer.report.curves import plot_curves
     from closer.report.page import render_page
 
     trials = load_trials(runs)
+    mixed = task_revisions(trials)
+    if mixed and not mix_revisions:
+        tid, sums = next(iter(mixed.items()))
+        raise InputError(f"{runs}: trials of task {tid} ran on {len(sums)} revisions of it (task checksums "
+                         f"{', '.join(s[:12] for s in sums)}; {len(mixed)} task(s) mixed): report each "
+                         "suite's runs separately, or pass --mix-revisions")
     out.mkdir(parents=True, exist_ok=True)
     df = records_frame(trials)
     df.to_csv(out / "results.csv", index=False)
@@ -190,6 +206,8 @@ def build_report(runs: Path, out: Path) -> Path:
     (out / "invalid_runs.json").write_text(json.dumps(invalid, indent=2) + "\n")
     curves = plot_curves(trials, out / "curves")
     versions = sorted({t.record.suite_version for t in trials})
+    if mixed:
+        versions.append(f"MIXED task revisions of {', '.join(mixed)} (--mix-revisions)")
     feasible = int(df["feasible"].astype(bool).sum())
     measures = repo_paths().root / MEASURES_DOC.split("#")[0]
     md = ["# Closer report", "",

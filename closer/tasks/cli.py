@@ -32,13 +32,20 @@ def task_group() -> None:
 @click.option("--kinds", default=None, help="Comma list of A,B,C (default all).")
 @click.option("--budgets", default=None, help="Comma list of low,medium,high (default all).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True)
-def generate_command(design: str, kinds: str | None, budgets: str | None, out: Path) -> None:
-    """Generate the A/B/C x budget tasks of DESIGN into OUT (tasks/, hidden/, suite.json)."""
+@click.option("--unchecked", is_flag=True,
+              help="Generate although the design's current content has no passing `closer design check` "
+                   "(suite.json records 'unchecked').")
+@click.option("--replace", is_flag=True, help="Rewrite tasks of OUT whose content changed (else refused).")
+def generate_command(design: str, kinds: str | None, budgets: str | None, out: Path, unchecked: bool,
+                     replace: bool) -> None:
+    """Generate the A/B/C x budget tasks of DESIGN (a name on the design search path or a folder)
+    into OUT (tasks/, hidden/, suite.json). DESIGN must have passed `closer design check`."""
     from closer.tasks.generate import generate_suite
 
     kind_list = _csv(kinds, [k.value for k in TaskKind], "kind")
     manifest = generate_suite(design, out, [TaskKind(k) for k in kind_list] if kind_list else None,
-                              _csv(budgets, list(BUDGET_TIERS), "budget"))
+                              _csv(budgets, list(BUDGET_TIERS), "budget"), require_check=not unchecked,
+                              replace=replace)
     for entry in manifest.tasks:
         click.echo(f"{entry.task_id:<20} {entry.checksum[:16]}  {out / entry.path}")
     click.echo(f"suite {manifest.suite_version}: {len(manifest.tasks)} tasks; manifest {out / 'suite.json'}")

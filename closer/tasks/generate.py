@@ -65,37 +65,83 @@ def task_id(design: str, kind: TaskKind, tier: str) -> str:
 
 
 def generate_suite(design_name: str, out: Path, kinds: list[TaskKind] | None = None,
-                   budgets: list[str] | None = None) -> SuiteManifest:
+                   budgets: list[str] | None = None, require_check: bool = False,
+                   replace: bool = False) -> SuiteManifest:
+    """The tasks of a design; suite.json names the passing `closer design check` record of exactly
+    its current content, or says 'unchecked'. `require_check` (the CLI's default): refuse a
+    design without one."""
+    from closer.designs.checkrecord import content_checksum, passing_record
+
     design, dpaths = load_design(design_name)
-    spec_file = dpaths.root / TASKS_TOML
-    tasks = load_design_tasks(spec_file)
-    _check_inputs(tasks, design, dpaths, spec_file)
+    tasks = load_design_tasks(dpaths.root / TASKS_TOML)
+    checksum = content_checksum(dpaths, tasks)
+    record = passing_record(design.name, checksum)
+    if record is None and require_check:
+        raise InputError(f"{dpaths.root}: design {design.name!r} (content {checksum[:12]}) has no passing "
+                         f"`closer design check`; run it, or pass --unchecked (recorded in suite.json)")
+    note = str(record) if record is not None else "unchecked"
+    return generate_from(design, dpaths, tasks, out, kinds, budgets, note, replace)
+
+
+def generate_from(design: Design, dpaths: DesignPaths, tasks: DesignTasks, out: Path,
+                  kinds: list[TaskKind] | None = None, budgets: list[str] | None = None,
+                  check_note: str = "unchecked", replace: bool = False) -> SuiteManifest:
+    _check_inputs(tasks, design, dpaths, dpaths.root / TASKS_TOML)
     kinds = kinds or list(TaskKind)
     budgets = budgets or list(BUDGET_TIERS)
     for tier in budgets:
         resolve_budget(BudgetOverride(tier=tier))  # unknown tiers fail before anything is written
     suite = SuitePaths(out.resolve())
-    entries = {e.task_id: e for e in _existing_entries(suite)}
+    old = _existing_manifest(suite)
+    entries = {e.task_id: e for e in (old.tasks if old else [])}
     golden_s = golden_func_time(design, dpaths, tasks, suite.root)
     for kind in kinds:
         for tier in budgets:
+            tid = task_id(design.name, kind, tier)
+            _refuse_changed(suite, entries.get(tid), design, dpaths, tasks, kind, tier, golden_s, replace)
             entry = write_task(suite, design, dpaths, tasks, kind, tier, golden_s)
             entries[entry.task_id] = entry
-    manifest = SuiteManifest(suite_version=SUITE_VERSION,
+    ordered = sorted(entries.values(), key=lambda e: e.task_id)
+    checks = {**(old.design_checks if old else {}), design.name: check_note}
+    manifest = SuiteManifest(suite_version=content_version(ordered),
                              generated_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                             closer_version=__version__, tasks=sorted(entries.values(), key=lambda e: e.task_id))
+                             closer_version=__version__, design_checks=checks, tasks=ordered)
     suite.manifest.write_text(manifest.model_dump_json(indent=2) + "\n")
     return manifest
 
 
-def _existing_entries(suite: SuitePaths) -> list[SuiteEntry]:
+def content_version(entries: list[SuiteEntry]) -> str:
+    """The suite version: the task format's version plus a digest of every task's content
+    (public and hidden), so any change of a task, its conditions or targets shows."""
+    digest = hashlib.sha256()
+    for e in sorted(entries, key=lambda e: e.task_id):
+        digest.update(f"{e.task_id}\0{e.checksum}\0{e.hidden_checksum}\n".encode())
+    return f"{SUITE_VERSION}+{digest.hexdigest()[:12]}"
+
+
+def _existing_manifest(suite: SuitePaths) -> SuiteManifest | None:
     if not suite.manifest.exists() and not suite.manifest.is_symlink():
-        return []
+        return None
     old = load_json_model(suite.manifest, SuiteManifest, "suite manifest")
-    if old.suite_version != SUITE_VERSION:
+    if old.suite_version.split("+")[0] != SUITE_VERSION:
         raise InputError(f"{suite.manifest}: suite version {old.suite_version} differs from this "
                          f"closer's {SUITE_VERSION}; generate into a new folder")
-    return old.tasks
+    return old
+
+
+def _refuse_changed(suite: SuitePaths, old: SuiteEntry | None, design: Design, dpaths: DesignPaths,
+                    tasks: DesignTasks, kind: TaskKind, tier: str, golden_s: float,
+                    replace: bool) -> None:
+    """A task already in the suite is rewritten only when its content is unchanged (or `replace`):
+    trials of the old revision would otherwise be mixed with the new one unnoticed."""
+    if old is None or replace:
+        return
+    with tempfile.TemporaryDirectory(prefix=".probe-", dir=suite.root) as tmp:
+        probe = write_task(SuitePaths(Path(tmp)), design, dpaths, tasks, kind, tier, golden_s)
+    if (probe.checksum, probe.hidden_checksum) != (old.checksum, old.hidden_checksum):
+        raise InputError(f"{suite.manifest}: task {old.task_id} would change (checksum "
+                         f"{old.checksum[:12]} -> {probe.checksum[:12]}, hidden {old.hidden_checksum[:12]} -> "
+                         f"{probe.hidden_checksum[:12]}); generate into a new --out, or pass --replace")
 
 
 def _check_inputs(tasks: DesignTasks, design: Design, dpaths: DesignPaths, spec_file: Path) -> None:
@@ -151,7 +197,7 @@ def skeleton(golden: Path, top: str) -> str:
             f"{match.group(0)}\n\n    // TODO: implement (see spec.md)\n\nendmodule\n")
 
 
-def _top_file(golden: dict[str, Path], top: str) -> str:
+def top_file(golden: dict[str, Path], top: str) -> str:
     """The reference file that holds the top module: named after it, or the only file."""
     named = [rel for rel, src in golden.items() if Path(rel).name == f"{top}{src.suffix}"]
     if len(named) == 1:
@@ -255,12 +301,12 @@ def _write_workspace(ws: Path, design: Design, dpaths: DesignPaths, tasks: Desig
     ws.mkdir(parents=True)
     shutil.copy2(dpaths.root / tasks.spec, ws / "spec.md")
     golden = {rel: dpaths.root / src for rel, src in tasks.reference.items()}
-    top_file = _top_file(golden, design.top)
+    top_file_rel = top_file(golden, design.top)
     for rel, src in golden.items():
         dest = ws / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         if spec.start is StartPoint.SKELETON:
-            dest.write_text(skeleton(src, design.top) if rel == top_file else placeholder(rel, config))
+            dest.write_text(skeleton(src, design.top) if rel == top_file_rel else placeholder(rel, config))
         elif spec.start is StartPoint.WEAK:
             weak = dpaths.root / tasks.weak / rel
             shutil.copy2(weak if weak.is_file() else src, dest)  # the weak variant replaces some files
@@ -320,13 +366,13 @@ def render_instruction(config: TaskConfig, spec: KindSpec, tool_config: ToolConf
     budget = resolve_budget(tool_config.budget)
     surface = "\n".join(["| pattern | layer |", "|---|---|",
                          *(f"| `{p}` | {l.value} |" for p, l in config.edit_surface.items())])
-    public_summary = summarize_conditions(config.public)
+    public_summary = summarize_conditions(config.public, tasks.instruction.workload_unit)
     params = ", ".join(f"{k}={v}" for k, v in config.parameters[config.config].items()) or "none"
     return template.substitute(
         task_id=config.task_id, kind_title=KIND_TITLES[config.kind], design=config.design,
         budget_tier=config.budget_tier, goal=GOALS[config.kind], top=config.top, config=config.config,
         parameters=params, surface_table=surface, public_summary=public_summary,
-        gates=", ".join(spec.gates), tools=agent_instructions(tool_config, budget),
+        gates=", ".join(spec.gates), hidden_variation=tasks.instruction.hidden_variation, tools=agent_instructions(tool_config, budget),
         sdc_commands=", ".join(f"`{c}`" for c in BASE_COMMANDS), sdc_exceptions=_sdc_exceptions(spec))
 
 
@@ -336,12 +382,12 @@ def _sdc_exceptions(spec: KindSpec) -> str:
             else "refused (`set_false_path`, `set_multicycle_path`, `set_max_delay`, ...)")
 
 
-def summarize_conditions(cond) -> str:
+def summarize_conditions(cond, workload_unit: str = "requests") -> str:
     """One line for the instruction: configs, seeds and the workload size (and the physical flow's
     corners and placer seed)."""
     parts = [f"configs {', '.join(cond.configs)}", f"seeds {', '.join(map(str, cond.seeds))}"]
     if cond.count is not None:
-        parts.append(f"{cond.count} requests each")
+        parts.append(f"{cond.count} {workload_unit} each")
     if cond.workload:
         parts.append("workload " + ", ".join(f"{k}={v}" for k, v in cond.workload.items()))
     if cond.physical is not None:

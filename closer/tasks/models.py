@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from closer.errors import InputError
 from closer.sdc.policy import SdcException
 from closer.tomlio import load_toml_model
 from closer.trajectory.record import EditLayer
@@ -173,6 +174,22 @@ class KindSpec(_Strict):
         default_factory=list, description="timing exceptions the kind's SDC may use (default none)")
 
 
+class InstructionWording(_Strict):
+    """[instruction]: the design's own words in the generated instruction.md."""
+
+    workload_unit: str = Field("requests", min_length=1, max_length=60,
+                               description="what the oracle's count counts, e.g. 'words popped'")
+    hidden_variation: str = Field(
+        "other seeds, other parameter values", min_length=1, max_length=200,
+        description="how the hidden workloads differ from the public ones, in a few words")
+
+
+class TaskTargets(_Strict):
+    """The file tasks.toml `targets_file` names (written by `closer design calibrate`)."""
+
+    targets: dict[TaskKind, list[TargetSpec]]
+
+
 class DesignTasks(_Strict):
     """designs/<name>/tasks.toml."""
 
@@ -186,6 +203,9 @@ class DesignTasks(_Strict):
     hidden: Conditions
     kinds: dict[TaskKind, KindSpec]
     targets: dict[TaskKind, list[TargetSpec]] = Field(default_factory=dict)
+    targets_file: Path | None = Field(None, description=(
+        "a TOML file of [[targets.<kind>]] tables (TaskTargets) instead of [targets] here"))
+    instruction: InstructionWording = Field(default_factory=InstructionWording)
     oracle_env: dict[str, str] = Field(
         min_length=1, description="the oracle's environment: variable -> template (ORACLE_ENV_FIELDS)")
     oracle_gls_env: dict[str, str] = Field(
@@ -218,8 +238,17 @@ class DesignTasks(_Strict):
 
 
 def load_design_tasks(path: Path) -> DesignTasks:
-    return load_toml_model(path, DesignTasks,
-                           "{path} does not exist: the design has no task description")
+    """tasks.toml, with the targets of its `targets_file` in place."""
+    tasks = load_toml_model(path, DesignTasks,
+                            "{path} does not exist: the design has no task description")
+    if tasks.targets_file is None:
+        return tasks
+    if tasks.targets:
+        raise InputError(f"{path}: keys targets and targets_file: give the targets in one place")
+    extra = load_toml_model(path.parent / tasks.targets_file, TaskTargets,
+                            "{path} (tasks.toml key targets_file) does not exist: "
+                            "run `closer design calibrate`")
+    return tasks.model_copy(update={"targets": extra.targets})
 
 
 class TaskConfig(_Strict):
@@ -294,4 +323,7 @@ class SuiteManifest(_Strict):
     suite_version: str
     generated_at: str
     closer_version: str
+    design_checks: dict[str, str] = Field(default_factory=dict, description=(
+        "design -> the passing `closer design check` record its tasks were generated from, or "
+        "'unchecked' (--unchecked)"))
     tasks: list[SuiteEntry]

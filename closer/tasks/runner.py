@@ -40,6 +40,7 @@ from closer.tasks.evaluate import EvaluationRecord, load_task
 from closer.tasks.trialstate import (BEFORE_AGENT, AgentOutcome, Phase, Progress, claim_trial, mark, read_progress,
                                      reclaim_trial, unfinished_trials)
 from closer.trajectory.reader import TrajectoryReader
+from closer.tasks.paths import tree_checksum
 from closer.trajectory.summary import resolve_params, summarize_trajectory
 from closer.inputs import load_json_model
 
@@ -105,6 +106,9 @@ class RunRecord(BaseModel):
     sandbox: dict[str, object] = Field(default_factory=dict, description=(
         "the agent's sandbox: uid, network endpoints open, processes that outlived it"))
     suite_version: str
+    task_checksum: str | None = Field(None, description=(
+        "SHA-256 over the task folder when the trial ran (suite.json's checksum of the task): "
+        "trials of different task revisions are never mixed unnoticed (closer report)"))
     tool_versions: dict[str, object]
     closer_version: str
     paths: dict[str, str]
@@ -304,7 +308,7 @@ def _evaluate_and_record(paths, task, agent: AgentSpec, trial: int, tp: TrialPat
         func_pass_gap=ev.func_pass_gap if ev else None,
         **_evaluation_fields(ev, summary),
         locked_violations=[v.model_dump() for v in ev.locked_violations] if ev else [],
-        suite_version=task.suite_version,
+        suite_version=task.suite_version, task_checksum=tree_checksum(paths.root),
         tool_versions={**(ev.provenance if ev else {}), **{f"metered__{k}": v for k, v in
                                                             run_info.provenance.tool_versions.items()}},
         closer_version=__version__,

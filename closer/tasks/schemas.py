@@ -1,7 +1,7 @@
 """JSON Schemas of the task files others read, exported from the models (never written by hand):
 
     python -m closer.tasks.schemas          rewrite closer/schemas/task*.schema.json, run-record,
-                                            trajectory-rescore
+                                            trajectory-rescore, design-check
 """
 
 from __future__ import annotations
@@ -22,12 +22,13 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
 
 
 def all_models() -> dict[str, type[BaseModel]]:
+    from closer.designs.checkrecord import CheckRecord
     from closer.tasks.evaluate import EvaluationRecord
     from closer.tasks.rescore import RescoreFile
     from closer.tasks.runner import RunRecord
 
     return {**SCHEMA_MODELS, "task-evaluation": EvaluationRecord, "run-record": RunRecord,
-            "trajectory-rescore": RescoreFile}
+            "trajectory-rescore": RescoreFile, "design-check": CheckRecord}
 
 
 def schema_text(model: type[BaseModel]) -> str:

@@ -91,12 +91,12 @@ def test_mutant_design_toml_valid():
 @FUZZ
 @given(content=damaged)
 def test_suite_manifest(tmp_path: Path, content):
-    from closer.tasks.generate import _existing_entries
+    from closer.tasks.generate import _existing_manifest
     from closer.tasks.paths import SuitePaths
 
     suite = SuitePaths(tmp_path / "suite")
     _put(suite.manifest, content)
-    _refused(lambda: _existing_entries(suite), "suite.json")
+    _refused(lambda: _existing_manifest(suite), "suite.json")
 
 
 @FUZZ

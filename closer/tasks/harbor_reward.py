@@ -69,7 +69,7 @@ def write_reward(evaluation: Path, out: Path, evaluate_exit: int) -> dict[str, f
 
 
 @click.command()
-@click.argument("evaluation", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("evaluation", type=click.Path(path_type=Path))  # a damaged one is reward 0, not a usage error
 @click.argument("out", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--evaluate-exit", type=int, default=0, help="exit status of `closer evaluate` (named in the reason)")
 def main(evaluation: Path, out: Path, evaluate_exit: int) -> None:

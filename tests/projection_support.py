@@ -10,11 +10,15 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from closer.tasks.generate import generate_suite
 from closer.tasks.paths import SuitePaths
 
 
-def gcd_low_suite(tmp_path_factory) -> SuitePaths:
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory) -> SuitePaths:
+    """The gcd low-tier suite (A, B, C), once per test file."""
     out = tmp_path_factory.mktemp("suite")
     generate_suite("gcd", out, budgets=["low"])
     return SuitePaths(out)

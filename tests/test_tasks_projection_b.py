@@ -11,14 +11,10 @@ from pathlib import Path
 import pytest
 
 from closer.tasks.paths import SuitePaths
-from tests.projection_support import check_projection, gcd_low_suite, public_tool, run_baseline
+from tests.projection_support import check_projection, public_tool, run_baseline
+from tests.projection_support import suite  # noqa: F401  (the module fixture)
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def suite(tmp_path_factory) -> SuitePaths:
-    return gcd_low_suite(tmp_path_factory)
 
 
 def test_oracle_on_b_verify_equals_public_reward(suite: SuitePaths, tmp_path: Path) -> None:

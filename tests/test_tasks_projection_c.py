@@ -10,14 +10,10 @@ from pathlib import Path
 import pytest
 
 from closer.tasks.paths import SuitePaths
-from tests.projection_support import check_projection, gcd_low_suite, rescore_has_hidden_curve, run_baseline
+from tests.projection_support import check_projection, rescore_has_hidden_curve, run_baseline
+from tests.projection_support import suite  # noqa: F401  (the module fixture)
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def suite(tmp_path_factory) -> SuitePaths:
-    return gcd_low_suite(tmp_path_factory)
 
 
 @pytest.mark.parametrize("agent", ["oracle", "null", "sweep"])

@@ -41,3 +41,23 @@ def require_tool(name: str) -> str:
 @pytest.fixture
 def tmp(tmp_path: Path) -> Path:
     return tmp_path
+
+
+# the longest files as measured (each several minutes: B/C evaluations run the physical flow twice)
+LONGEST_FIRST = ("test_tasks_harbor_b.py", "test_tasks_projection_b_sweep.py", "test_tasks_firdma.py",
+                 "test_drc_klayout.py", "test_flow_corpus.py", "test_tasks_projection_b.py",
+                 "test_tasks_harbor_c.py", "test_tasks_firdma_eval.py", "test_firdma_spec.py")
+
+
+def pytest_collection_modifyitems(session, config, items) -> None:
+    """The longest files first, then the other files with real-tool (slow) tests, then the rest, in
+    a stable order: `make test` hands whole files to its workers in collection order, so the long
+    files start early instead of forming the tail."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+
+    def rank(item) -> tuple[int, int]:
+        name = item.path.name
+        return (LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST),
+                0 if item.path in slow_files else 1)
+
+    items.sort(key=rank)  # stable: the order within each group is kept

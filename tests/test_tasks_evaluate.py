@@ -179,7 +179,7 @@ def test_unmodified_weak_b_scores_below_one_with_reasons(task_b: TaskPaths, tmp_
     assert record.gates["func"] == "pass" and record.gates["gls"] == "pass" and record.gates["lec"] == "pass"
     assert record.metrics["closer__timing__unconstrained_endpoints"] == 0
     assert any(r.startswith("target area:") for r in record.reasons), record.reasons
-    assert any(r.startswith("target execution_time:") for r in record.reasons), record.reasons
+    # (the balanced synthesis default of issue 17 made the weak start meet the execution-time target)
 
 
 def test_unconstrained_report_parser(tmp_path: Path) -> None:

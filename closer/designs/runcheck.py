@@ -53,11 +53,11 @@ def check_design(name: str, quick: bool = False, keep: Path | None = None,
                         "mutants": "mutant generation and kill ratio", "tasks": "generating A, B, C (low)",
                         "weak": "the weak variant on B (full flow)"}
 
-        def started(name: str) -> None:
+        def announce(name: str) -> None:
             progress(f"  ... {name}: {descriptions.get(name, 'the oracle agent on ' + name[-1] + ' (hidden conditions)')}")
 
         try:
-            for i, outcome in enumerate(check.run_stages(ctx, stages, started), 1):
+            for i, outcome in enumerate(check.run_stages(ctx, stages, announce), 1):
                 outcomes.append(outcome)
                 progress(f"[{i}/{len(stages)}] {outcome.stage:<8} {'ok  ' if outcome.ok else 'FAIL'} "
                          f"{outcome.detail} ({time.monotonic() - begin:.0f} s)")

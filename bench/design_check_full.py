@@ -1,7 +1,12 @@
 """The path of docs/adding-a-design.md on the smallest design, a fresh scaffold: `design new`,
 `design calibrate` (targets measured, 5 % margin), then the whole `design check`: every stage
 passes, the oracle agent scores 1.0 on A, B and C through the real flow, and `task generate`
-takes the design without --unchecked."""
+takes the design without --unchecked.
+
+    .venv/bin/python bench/design_check_full.py      (pytest on this file; tens of minutes)
+
+Kept out of `make test` for the CI's time budget: it runs the physical flow for calibration, the
+oracle agent on B and C and the weak variant."""
 
 from __future__ import annotations
 
@@ -33,3 +38,9 @@ def test_scaffold_passes_the_full_check_then_generates(tmp_path: Path, monkeypat
     assert CheckRecord.model_validate_json(path.read_text()) == record
     manifest = generate_suite("tiny", tmp_path / "suite", budgets=["low"], require_check=True)
     assert manifest.design_checks == {"tiny": str(path)} and len(manifest.tasks) == 3
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(pytest.main([__file__, "-q", "-p", "no:cacheprovider"]))

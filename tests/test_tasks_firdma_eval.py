@@ -46,9 +46,9 @@ def test_reference_solution_scores_one(oracle_record: EvaluationRecord) -> None:
     assert record.accepted and record.scored, record.verifier_error
     assert record.reward == 1.0 and record.failing_gates == []
     assert record.gates["func"] == "pass" and record.gates["gls"] == "pass"
-    # public: directed + random + cycles on small; hidden: the same three on small and on wide
-    assert record.public.tests == 3 and record.public.failed == 0
-    assert record.hidden.tests == 6 and record.hidden.failed == 0
+    # public: directed + random + cycles + spec (issue 26) on small; hidden: the same four on small and wide
+    assert record.public.tests == 4 and record.public.failed == 0
+    assert record.hidden.tests == 8 and record.hidden.failed == 0
     assert [r["run"] for r in record.hidden.runs] == ["small", "wide"]
     assert record.gls.tests == 2 and record.gls.failed == 0  # test_directed and test_random at gate level
     assert record.metrics[SIM_CYCLES] > 20000

@@ -44,15 +44,11 @@ class AgentSpec:
         return kind in self.solution_kinds
 
     def argv(self, workspace: Path, instructions: Path, solution: Path | None) -> list[str]:
-        """The command with the placeholders filled (paths as the sandbox shows them); without a
-        solution the `--solution {solution}` pair is left out."""
-        template = self.argv_template
-        if solution is None and "{solution}" in template:
-            at = template.index("{solution}")
-            template = template[:at - 1] + template[at + 1:]
-        values = {"{workspace}": str(workspace), "{instructions}": str(instructions),
-                  "{solution}": str(solution) if solution else ""}
-        return [PLACEHOLDER.sub(lambda m: values.get(m.group(0), m.group(0)), arg) for arg in template]
+        """The command with the placeholders filled (paths as the sandbox shows them), plus
+        `--solution PATH` when the runner gives the agent the solution."""
+        values = {"{workspace}": str(workspace), "{instructions}": str(instructions)}
+        argv = [PLACEHOLDER.sub(lambda m: values.get(m.group(0), m.group(0)), arg) for arg in self.argv_template]
+        return argv + ["--solution", str(solution)] if solution is not None else argv
 
 
 def resolve_agent(name: str, label: str | None = None, backend: str | None = None, model: str | None = None,
@@ -70,11 +66,8 @@ def _resolve(name: str, label: str | None, backend: str | None, model: str | Non
              quantization: str | None) -> AgentSpec:
     if name in MACHINERY:
         argv = [sys.executable, "-m", "closer.agents.baselines", name, "--workspace", "{workspace}"]
-        kinds = SOLUTION_KINDS.get(name, ())
-        if kinds:
-            argv += ["--solution", "{solution}"]
         return AgentSpec(label=name, argv_template=argv, machinery_baseline=True, backend="machinery",
-                         model=None, quantization=None, solution_kinds=kinds)
+                         model=None, quantization=None, solution_kinds=SOLUTION_KINDS.get(name, ()))
     argv = shlex.split(name)
     if not argv:
         raise InputError("--agent is empty")

@@ -65,17 +65,15 @@ def oracle_agent(workspace: Path, solution: Path) -> None:
     sys.exit(0 if code in (0, *REFUSED) else code)
 
 
-def copy_solution(solution: Path, workspace: Path, layers: frozenset[str] | None = None,
-                  surface: dict[str, str] | None = None) -> list[str]:
-    """Copy the solution's files onto the workspace (only those whose edit-surface layer is in
-    `layers`, when given); returns the copied relative paths."""
-    from fnmatch import fnmatch
+def copy_solution(solution: Path, workspace: Path, patterns: list[str] | None = None) -> list[str]:
+    """Copy the solution's files onto the workspace (only those matching `patterns`, edit-surface
+    patterns, when given); returns the copied relative paths."""
+    from closer.tasks.paths import in_surface
 
     copied = []
     for src in sorted(p for p in solution.rglob("*") if p.is_file()):
         rel = src.relative_to(solution).as_posix()
-        layer = next((l for pattern, l in (surface or {}).items() if fnmatch(rel, pattern)), None)
-        if layers is not None and layer not in layers:
+        if patterns is not None and not in_surface(rel, patterns):
             continue
         dest = workspace / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -275,8 +273,9 @@ def sweep_agent(workspace: Path, max_candidates: int, solution: Path | None) -> 
     (clock period scale, utilization, router passes) settings with `closer-tool synth`; keep the
     best that meets setup timing (smallest area), restore it, run `closer-tool verify`."""
     task = json.loads((workspace / "task.json").read_text())
-    if solution is not None and task.get("kind") == "C":
-        copied = copy_solution(solution, workspace, frozenset({"rtl"}), task["edit_surface"])
+    if solution is not None:  # the runner gives it on C only (closer.agents.SOLUTION_KINDS)
+        rtl_patterns = [pattern for pattern, layer in task["edit_surface"].items() if layer == "rtl"]
+        copied = copy_solution(solution, workspace, rtl_patterns)
         click.echo(f"sweep: task C, starting from the reference RTL ({', '.join(copied)}): "
                    "a physical-closure baseline")
     if task.get("flow_to") == "finish":

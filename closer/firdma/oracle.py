@@ -149,11 +149,17 @@ class SeedSet:
     source: Path
 
 
+def _seeds(path: Path, entry: dict, where: str = "") -> list[int]:
+    """A seed list: non-empty integers (a run's first seed also seeds test_spec)."""
+    seeds = entry.get("seeds")
+    if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+        raise InputError(f"{path}: key {where}seeds: a non-empty list of integers")
+    return list(seeds)
+
+
 def load_seed_set(path: Path) -> SeedSet:
     data = _read_toml(path)
-    if "seeds" not in data or not isinstance(data["seeds"], list):
-        raise InputError(f"{path}: missing key 'seeds' (a list of integers)")
-    return SeedSet([int(s) for s in data["seeds"]], dict(data.get("conditions", {})), path)
+    return SeedSet(_seeds(path, data), dict(data.get("conditions", {})), path)
 
 
 @dataclass(frozen=True)
@@ -187,7 +193,8 @@ def load_hidden_runs(paths: FirdmaPaths | None = None) -> list[tuple[str, SeedSe
     for i, entry in enumerate(hidden.get("run", [])):
         if "config" not in entry or "seeds" not in entry:
             raise InputError(f"{paths.hidden}: run[{i}] needs keys 'config' and 'seeds'")
-        runs.append((entry["config"], SeedSet(entry["seeds"], entry.get("conditions", {}), paths.hidden)))
+        runs.append((entry["config"], SeedSet(_seeds(paths.hidden, entry, f"run[{i}]."),
+                                               entry.get("conditions", {}), paths.hidden)))
     return runs
 
 

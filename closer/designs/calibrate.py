@@ -14,7 +14,8 @@ from pathlib import Path
 
 import tomli_w
 
-from closer.designs.check import CheckContext, evaluate_submission, numeric, start_evaluations, tasks_stage
+from closer.designs.check import (CheckContext, evaluate_submission, gate_failure, numeric, start_evaluations,
+                                  tasks_stage)
 from closer.errors import InputError
 from closer.tasks.models import TargetSpec, TaskKind
 
@@ -35,14 +36,21 @@ class Measured:
     weak: float | None
 
 
-SUBMISSIONS = [(TaskKind.A, "oracle"), (TaskKind.A, "weak-rtl"), (TaskKind.B, "oracle"), (TaskKind.B, "start")]
+# the weak variant's submission: its RTL copied onto A's skeleton workspace; B starts from it
+WEAK_SUBMISSION = {TaskKind.A: "weak-rtl", TaskKind.B: "start"}
+SUBMISSIONS = [(kind, s) for kind in METRICS for s in ("oracle", WEAK_SUBMISSION[kind])]  # golden, weak
+
+
+def measured_as(kind: TaskKind) -> TaskKind:
+    """The kind whose evaluation measures `kind`'s targets: C has B's golden and flow."""
+    return TaskKind.A if kind is TaskKind.A else TaskKind.B
 
 
 def measuring_targets() -> dict[TaskKind, list[TargetSpec]]:
     """Weight-0 targets of the metrics to measure: they cost nothing, and the reward library
     reports each term's value (derived ones such as execution_time included)."""
     return {kind: [TargetSpec(name=name, metric=metric, target=1.0, weight=0.0) for name, metric in
-                   METRICS[TaskKind.A if kind is TaskKind.A else TaskKind.B].items()] for kind in TaskKind}
+                   METRICS[measured_as(kind)].items()] for kind in TaskKind}
 
 
 def measure(ctx: CheckContext) -> list[Measured]:
@@ -51,8 +59,8 @@ def measure(ctx: CheckContext) -> list[Measured]:
     start_evaluations(ctx, SUBMISSIONS if ctx.tasks.weak is not None else SUBMISSIONS[::2])
     out = []
     for kind, metrics in METRICS.items():
-        golden = _metrics(ctx, kind, "oracle")
-        weak = _metrics(ctx, kind, "weak") if ctx.tasks.weak is not None else {}
+        golden = _metrics(ctx, kind, "oracle", "oracle")
+        weak = _metrics(ctx, kind, WEAK_SUBMISSION[kind], "weak") if ctx.tasks.weak is not None else {}
         for name, metric in metrics.items():
             if not isinstance(golden.get(metric), (int, float)) or golden[metric] <= 0:
                 raise InputError(f"calibrate {ctx.design.name}: the golden RTL's {kind.value} evaluation "
@@ -61,15 +69,11 @@ def measure(ctx: CheckContext) -> list[Measured]:
     return out
 
 
-def _metrics(ctx: CheckContext, kind: TaskKind, submission: str) -> dict:
-    if submission == "weak" and kind is TaskKind.A:
-        rec = evaluate_submission(ctx, kind, "weak-rtl")
-    else:
-        rec = evaluate_submission(ctx, kind, "oracle" if submission == "oracle" else "start")
+def _metrics(ctx: CheckContext, kind: TaskKind, submission: str, label: str) -> dict:
+    rec = evaluate_submission(ctx, kind, submission)
     if rec.failing_gates or not rec.scored:
-        why = rec.verifier_error or "; ".join(rec.reasons) or ", ".join(rec.failing_gates)
-        raise InputError(f"calibrate {ctx.design.name}: the {submission} RTL does not pass the "
-                         f"{kind.value} gates: {why}"[:600])
+        raise InputError(f"calibrate {ctx.design.name}: the {label} RTL does not pass the "
+                         f"{kind.value} gates: {gate_failure(rec)}"[:600])
     terms = ((rec.reward_result or {}).get("terms") or {}).values()
     return {t["metric"]: t.get("value") for t in terms if isinstance(t, dict) and "metric" in t}
 
@@ -79,8 +83,7 @@ def targets_text(measured: list[Measured], margin: float, design: str) -> str:
              f"(margin {margin:.0%} over the golden RTL's value).",
              "# Lower is better for each; weight 1. C uses B's targets (same golden, same flow).", ""]
     for kind in (TaskKind.A, TaskKind.B, TaskKind.C):
-        source = TaskKind.A if kind is TaskKind.A else TaskKind.B
-        for m in (m for m in measured if m.kind is source):
+        for m in (m for m in measured if m.kind is measured_as(kind)):
             weak = f"{m.weak:.6g}" if m.weak is not None else "n/a"
             lines.append(f"# {m.name}: golden {m.golden:.6g}, weak {weak}")
             table = {"name": m.name, "metric": m.metric, "target": round(m.golden * (1 + margin), 3),

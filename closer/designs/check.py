@@ -257,6 +257,11 @@ def numeric(metrics: dict) -> dict[str, float]:
     return {k: float(v) for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
+def gate_failure(rec) -> str:
+    """Why an evaluation did not pass its gates (or was not scored)."""
+    return rec.verifier_error or "; ".join(rec.reasons) or ", ".join(rec.failing_gates)
+
+
 def agent(kind: TaskKind) -> Stage:
     def stage(ctx: CheckContext) -> StageOutcome:
         rec = evaluate_submission(ctx, kind, "oracle")
@@ -275,9 +280,8 @@ def weak_misses(ctx: CheckContext) -> StageOutcome:
     rec = evaluate_submission(ctx, TaskKind.B, "start")
     figures = numeric(rec.metrics)
     if rec.failing_gates or not rec.scored:
-        why = rec.verifier_error or "; ".join(rec.reasons) or ", ".join(rec.failing_gates)
         return StageOutcome(stage="weak", ok=False, figures=figures,
-                            detail=f"the weak variant (the B start) does not pass the gates: {why}"[:600])
+                            detail=f"the weak variant (the B start) does not pass the gates: {gate_failure(rec)}"[:600])
     if rec.reward is not None and rec.reward < 1.0:
         return StageOutcome(stage="weak", ok=True, figures=figures,
                             detail=f"the weak variant scores {rec.reward:.3f} on B: {'; '.join(rec.reasons)}"[:600])

@@ -149,11 +149,17 @@ class SeedSet:
     source: Path
 
 
+def _seeds(path: Path, entry: dict, where: str = "") -> list[int]:
+    """A seed list: non-empty integers (a run's first seed also seeds test_spec)."""
+    seeds = entry.get("seeds")
+    if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+        raise InputError(f"{path}: key {where}seeds: a non-empty list of integers")
+    return list(seeds)
+
+
 def load_seed_set(path: Path) -> SeedSet:
     data = _read_toml(path)
-    if "seeds" not in data or not isinstance(data["seeds"], list):
-        raise InputError(f"{path}: missing key 'seeds' (a list of integers)")
-    return SeedSet([int(s) for s in data["seeds"]], dict(data.get("conditions", {})), path)
+    return SeedSet(_seeds(path, data), dict(data.get("conditions", {})), path)
 
 
 @dataclass(frozen=True)
@@ -187,7 +193,8 @@ def load_hidden_runs(paths: FirdmaPaths | None = None) -> list[tuple[str, SeedSe
     for i, entry in enumerate(hidden.get("run", [])):
         if "config" not in entry or "seeds" not in entry:
             raise InputError(f"{paths.hidden}: run[{i}] needs keys 'config' and 'seeds'")
-        runs.append((entry["config"], SeedSet(entry["seeds"], entry.get("conditions", {}), paths.hidden)))
+        runs.append((entry["config"], SeedSet(_seeds(paths.hidden, entry, f"run[{i}]."),
+                                               entry.get("conditions", {}), paths.hidden)))
     return runs
 
 
@@ -342,8 +349,9 @@ def seeds(rtl, config_name, simulator, build, weak, which):
     paths = firdma_paths()
     sets = [(config_name, load_seed_set(paths.seeds))] if which == "public" else load_hidden_runs(paths)
     ok = True
+    rtl_dir = _rtl(rtl, weak, build)  # the weak folder is built once, not per seed set
     for i, (cfg, seed_set) in enumerate(sets):
-        rtl_dir, config, base = _rtl(rtl, weak, build), load_config(cfg), build / f"{which}{i}-{cfg}-{simulator}"
+        config, base = load_config(cfg), build / f"{which}{i}-{cfg}-{simulator}"
         label = f"{which} set {i} config={cfg} seeds={seed_set.seeds[0]}..{seed_set.seeds[-1]} {simulator}"
         for name, result in run_set(rtl_dir, config, base, seed_set, simulator):
             _report(f"{label} {name}", result)
@@ -405,10 +413,11 @@ def fault_killed_by_hidden(fault: Fault, golden_rtl: Path, build: Path, simulato
 def hidden_faults(rtl, config_name, simulator, build, weak, only):
     """Every fault of faults/spec_faults.toml must be killed by the hidden set (first kill reported)."""
     escaped = []
+    base_rtl = _rtl(rtl, weak, build)  # each fault is applied to a copy of it
     for fault in load_faults(firdma_paths().spec_faults):
         if only and fault.id not in only:
             continue
-        killer = fault_killed_by_hidden(fault, _rtl(rtl, weak, build), build / "hidden-faults", simulator)
+        killer = fault_killed_by_hidden(fault, base_rtl, build / "hidden-faults", simulator)
         click.echo(f"fault {fault.id} [{fault.requirement}]: {'killed by ' + killer if killer else 'ESCAPED'}")
         if killer is None:
             escaped.append(fault.id)

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import tomli_w
 
-from closer.inputs import load_json_model
 from closer import __version__
 from closer.budget import BudgetOverride, ToolClass, resolve_budget
 from closer.designs.model import Design, DesignPaths, load_design
 from closer.errors import InputError
+from closer.inputs import load_json_model
 from closer.metered.config import ToolConfig
 from closer.metered.instructions import agent_instructions
 from closer.paths import repo_paths

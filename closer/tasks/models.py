@@ -216,6 +216,14 @@ class DesignTasks(_Strict):
     def _known_fields(cls, mapping: dict[str, str]) -> dict[str, str]:
         return check_env_templates(mapping)
 
+    @field_validator("targets_file")
+    @classmethod
+    def _inside_folder(cls, path: Path | None) -> Path | None:
+        """`closer design calibrate` overwrites this file: never one outside the design folder."""
+        if path is not None and (path.is_absolute() or ".." in path.parts):
+            raise ValueError("must be a relative path inside the design folder")
+        return path
+
     @model_validator(mode="after")
     def _conditions_carry_env(self) -> "DesignTasks":
         """Both condition sets carry the one oracle contract (set here, never in [public]/[hidden])."""

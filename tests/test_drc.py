@@ -121,6 +121,8 @@ def test_a_proposed_test_is_data_and_bounded():
     assert ProbeResponse.model_validate(ok).tests[0].violates
     for bad in ({"layer": [68, 70000], "points": [[0, 0], [1, 0], [1, 1]]},
                 {"layer": [68, 20], "points": [[0, 0], [10**9, 0], [1, 1]]},
+                {"layer": [68, 20], "points": [[0, 0], [10, 0], [10, 10]], "holes": [[[0, 0], [10**9, 0], [1, 1]]]},
+                {"layer": [68, 20], "points": [[0, 0], [10, 0], [10, 10]], "holes": [[[0, 0]]]},
                 {"layer": [68, 20], "points": [[0, 0]], "code": "system('x')"}):
         with pytest.raises(ValidationError):
             ProbeResponse.model_validate({"tests": [{"name": "a", "shapes": [bad]}]})

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -23,6 +23,7 @@ from closer.procs import Command, run
 
 MAX_RESPONSE_BYTES = 8 * 2**20
 Output = Literal[0, 1, "error"]
+ResponseT = TypeVar("ResponseT", bound=BaseModel)
 
 
 class Candidate(BaseModel):
@@ -67,7 +68,7 @@ class CommandTool:
             raise ToolError("empty test-generator or judge command")
         self.folder, self.timeout_s, self.calls = folder, timeout_s, 0
 
-    def call(self, request: BaseModel, response_model: type[BaseModel]) -> BaseModel:
+    def call(self, request: BaseModel, response_model: type[ResponseT]) -> ResponseT:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.calls += 1
         stem = self.folder / f"call_{self.calls:03d}"

@@ -150,6 +150,16 @@ def test_select_refuses_results_of_another_pool(tmp_path):
                    RunSettings(), SelectorSettings())
 
 
+def test_report_refuses_a_run_without_problems(tmp_path):
+    from closer.drc.report import run_row
+    from closer.drc.runs import RunResults
+
+    empty = RunResults(suite="s", candidates="c", timeout_s=1, wall_s=0, results=[], problems=[])
+    (tmp_path / "results.json").write_text(empty.model_dump_json())
+    with pytest.raises(InputError, match="no problems to report"):
+        run_row(tmp_path)
+
+
 def _closer(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "closer", *args], cwd=cwd, capture_output=True, text=True,
                           env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"}, timeout=120)

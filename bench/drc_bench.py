@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import subprocess
 import sys
 import time
@@ -36,6 +37,7 @@ def main() -> int:
     parser.add_argument("--ns", type=int, nargs="+", default=[5, 10, 20])
     args = parser.parse_args()
     work, timings = args.work, {}
+    load_start = os.getloadavg()
     suite = args.suite or work / "suite"
     if not args.suite:
         timings["generate_s"] = closer("generate", "--out", suite, "--workers", 2)
@@ -60,7 +62,8 @@ def main() -> int:
     manifest = json.loads((suite / "manifest.json").read_text())
     record = {
         "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": "2 shared cores (load average during the run is in the docs)",
+        "machine": {"cpus": os.cpu_count(), "load_average_1_5_15_start": load_start,
+                    "load_average_1_5_15_end": os.getloadavg()},
         "suite": manifest["suite"], "klayout": manifest["klayout"], "problems": len(manifest["problems"]),
         "layouts": sum(p["layouts_pass"] + p["layouts_fail"] for p in manifest["problems"]),
         "verify_wall_s": manifest["verify_wall_s"], "timings": timings,

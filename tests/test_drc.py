@@ -121,9 +121,43 @@ def test_a_proposed_test_is_data_and_bounded():
     assert ProbeResponse.model_validate(ok).tests[0].violates
     for bad in ({"layer": [68, 70000], "points": [[0, 0], [1, 0], [1, 1]]},
                 {"layer": [68, 20], "points": [[0, 0], [10**9, 0], [1, 1]]},
+                {"layer": [68, 20], "points": [[0, 0], [10, 0], [10, 10]], "holes": [[[0, 0], [10**9, 0], [1, 1]]]},
+                {"layer": [68, 20], "points": [[0, 0], [10, 0], [10, 10]], "holes": [[[0, 0]]]},
                 {"layer": [68, 20], "points": [[0, 0]], "code": "system('x')"}):
         with pytest.raises(ValidationError):
             ProbeResponse.model_validate({"tests": [{"name": "a", "shapes": [bad]}]})
+
+
+def test_select_refuses_results_of_another_pool(tmp_path):
+    from closer.drc.problem import load_problem
+    from closer.drc.runner import RunSettings
+    from closer.drc.runs import RunResults
+    from closer.drc.select import select_all
+    from closer.drc.selectors import SelectorSettings
+
+    folder = tmp_path / "problems" / "p1"
+    (folder / "data" / "gds" / "pass").mkdir(parents=True)
+    (folder / "gold").mkdir()
+    (folder / "spec.yaml").write_text("id: p1\ntitle: t\ncategories: [c]\n")
+    (folder / "gold" / "p1.drc").write_text("source($input)\n")
+    (folder / "data" / "gds" / "pass" / "a.gds").write_bytes(b"x")
+    (folder / "data" / "gds" / "labels.csv").write_text("filename,c\na.gds,0\n")
+    (tmp_path / "pool" / "p1").mkdir(parents=True)
+    (tmp_path / "pool" / "p1" / "cand_00.drc").write_text("source($input)\n")
+    empty = RunResults(suite="s", candidates="other", timeout_s=1, wall_s=0, results=[], problems=[])
+    with pytest.raises(InputError, match="no result for p1/cand_00"):
+        select_all([load_problem(folder)], tmp_path / "pool", empty, ["judge"], "true", "true", tmp_path / "out",
+                   RunSettings(), SelectorSettings())
+
+
+def test_report_refuses_a_run_without_problems(tmp_path):
+    from closer.drc.report import run_row
+    from closer.drc.runs import RunResults
+
+    empty = RunResults(suite="s", candidates="c", timeout_s=1, wall_s=0, results=[], problems=[])
+    (tmp_path / "results.json").write_text(empty.model_dump_json())
+    with pytest.raises(InputError, match="no problems to report"):
+        run_row(tmp_path)
 
 
 def _closer(*args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -33,11 +33,6 @@ def area_sides(area_nm2: int) -> tuple[int, int]:
     return w, snap_up(area_nm2 / w)
 
 
-def area_step_nm2(rule: Rule) -> int:
-    """The area one grid step of the constructed side changes: the "grid step" of an area rule."""
-    return area_sides(rule.value_nm)[0] * S
-
-
 def build_cases(rule: Rule) -> list[Case]:
     return BUILDERS[rule.kind](rule)
 

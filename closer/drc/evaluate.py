@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from closer.drc.mutate import perturbations
 from closer.drc.problem import LabeledLayout, Problem
 from closer.drc.runner import Job, JobResult, JobStatus, RunSettings, run_groups
 
@@ -95,3 +96,24 @@ def evaluate_scripts(problems: list[Problem], candidates: dict[str, dict[str, Pa
             runs = [results[f"{problem.spec.id}\0{name}\0{i}"] for i in range(len(problem.layouts))]
             out.setdefault(problem.spec.id, {})[name] = score(problem, name, runs)
     return out
+
+
+def gold_and_perturbations(problems: list[Problem], scripts_dir: Path) -> dict[str, dict[str, Path]]:
+    """Candidates for verifying a problem set: each gold script and its perturbations (written to
+    `scripts_dir` as `<id>.<perturbation>.drc`), by problem id and name (`gold` or the perturbation)."""
+    scripts_dir.mkdir(parents=True, exist_ok=True)
+    candidates: dict[str, dict[str, Path]] = {}
+    for problem in problems:
+        candidates[problem.spec.id] = {"gold": problem.gold}
+        for name, text in perturbations(problem.gold.read_text()).items():
+            path = scripts_dir / f"{problem.spec.id}.{name}.drc"
+            path.write_text(text)
+            candidates[problem.spec.id][str(name)] = path
+    return candidates
+
+
+def caught_uncaught(by_name: dict[str, ScriptResult]) -> tuple[list[str], list[str]]:
+    """The perturbations some layout catches (not a success) and those none does."""
+    others = {n: r for n, r in by_name.items() if n != "gold"}
+    return (sorted(n for n, r in others.items() if r.outcome is not Outcome.SUCCESS),
+            sorted(n for n, r in others.items() if r.outcome is Outcome.SUCCESS))

@@ -17,8 +17,7 @@ from pathlib import Path
 
 from closer.drc import scripts
 from closer.drc.cases import build_cases
-from closer.drc.evaluate import Outcome, evaluate_scripts
-from closer.drc.mutate import perturbations
+from closer.drc.evaluate import Outcome, caught_uncaught, evaluate_scripts, gold_and_perturbations
 from closer.drc.phrasing import phrasings
 from closer.drc.problem import ProblemSpec, RuleText, load_problem, write_labels, write_spec
 from closer.drc.rules import Rule, RuleKind, rule_table
@@ -100,16 +99,7 @@ def generate(options: GenerateOptions) -> SuiteManifest:
 def verify(out: Path, plan: list[tuple[Rule, int]], folders: dict[str, Path], workers: int) -> list[ProblemEntry]:
     """Gold and every perturbation on every layout, in the tool sandbox, many jobs per process."""
     problems = {pid: load_problem(folder, out) for pid, folder in folders.items()}
-    candidates: dict[str, dict[str, Path]] = {}
-    scripts_dir = out / "work" / "scripts"
-    scripts_dir.mkdir(parents=True)
-    for rule, variant in plan:
-        pid = problem_id(rule, variant)
-        candidates[pid] = {"gold": problems[pid].gold}
-        for perturbation, text in perturbations(problems[pid].gold.read_text()).items():
-            path = scripts_dir / f"{pid}.{perturbation}.drc"
-            path.write_text(text)
-            candidates[pid][perturbation.value] = path
+    candidates = gold_and_perturbations(list(problems.values()), out / "work" / "scripts")
     results = evaluate_scripts(list(problems.values()), candidates, out / "work" / "runs",
                                RunSettings(timeout_s=120, workers=workers), shared_process=True)
     entries = []
@@ -119,8 +109,7 @@ def verify(out: Path, plan: list[tuple[Rule, int]], folders: dict[str, Path], wo
         if by_name["gold"].outcome is not Outcome.SUCCESS:
             raise ToolError(f"{pid}: the gold script does not match its labels "
                             f"({by_name['gold'].mismatched} layouts, {by_name['gold'].message})")
-        caught = sorted(n for n, r in by_name.items() if n != "gold" and r.outcome is not Outcome.SUCCESS)
-        uncaught = sorted(n for n, r in by_name.items() if n != "gold" and r.outcome is Outcome.SUCCESS)
+        caught, uncaught = caught_uncaught(by_name)
         if not caught:
             raise ToolError(f"{pid}: no perturbation of the gold fails any layout: the tests are not two-way")
         layouts = problems[pid].layouts

@@ -8,8 +8,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from closer.drc.evaluate import Outcome, evaluate_scripts
-from closer.drc.mutate import perturbations
+from closer.drc.evaluate import Outcome, caught_uncaught, evaluate_scripts, gold_and_perturbations
 from closer.drc.problem import Problem, find_problems, load_problem
 from closer.drc.runner import RunSettings
 from closer.drc.suite import ProblemEntry, SuiteManifest, checksums, klayout_version, write_new
@@ -52,21 +51,8 @@ def _check_unique(problems: list[Problem]) -> None:
 
 
 def _verify(problems: list[Problem], out: Path, settings: RunSettings) -> dict[str, tuple[list[str], list[str], bool]]:
-    scripts_dir = out / "verify" / "scripts"
-    scripts_dir.mkdir(parents=True, exist_ok=True)
-    candidates: dict[str, dict[str, Path]] = {}
-    for problem in problems:
-        candidates[problem.spec.id] = {"gold": problem.gold}
-        for name, text in perturbations(problem.gold.read_text()).items():
-            path = scripts_dir / f"{problem.spec.id}.{name}.drc"
-            path.write_text(text)
-            candidates[problem.spec.id][str(name)] = path
+    candidates = gold_and_perturbations(problems, out / "verify" / "scripts")
     # the gold comes from a downloaded release: one process per script, like any candidate
     results = evaluate_scripts(problems, candidates, out / "verify" / "runs", settings)
-    verdicts = {}
-    for pid, by_name in results.items():
-        others = {n: r for n, r in by_name.items() if n != "gold"}
-        verdicts[pid] = (sorted(n for n, r in others.items() if r.outcome is not Outcome.SUCCESS),
-                         sorted(n for n, r in others.items() if r.outcome is Outcome.SUCCESS),
-                         by_name["gold"].outcome is Outcome.SUCCESS)
-    return verdicts
+    return {pid: (*caught_uncaught(by_name), by_name["gold"].outcome is Outcome.SUCCESS)
+            for pid, by_name in results.items()}

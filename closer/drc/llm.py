@@ -49,9 +49,12 @@ def transcript_key(model: str, messages: list[dict[str, str]]) -> str:
 def recorded(transcript: Path, key: str) -> str | None:
     if not transcript.is_file():
         return None
-    for line in transcript.read_text().splitlines():
-        entry = json.loads(line)
-        if entry.get("key") == key:
+    for number, line in enumerate(transcript.read_text().splitlines(), start=1):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            raise InputError(f"{transcript}: line {number}: not a JSON transcript entry") from None
+        if isinstance(entry, dict) and entry.get("key") == key and isinstance(entry.get("content"), str):
             return entry["content"]
     return None
 

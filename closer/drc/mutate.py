@@ -18,6 +18,7 @@ from collections.abc import Callable
 from enum import StrEnum
 
 from closer.drc.rules import GRID_NM, LAYERS, NEIGHBOUR
+from closer.drc.scripts import number_text
 
 
 class Perturbation(StrEnum):
@@ -39,21 +40,16 @@ ENCLOSING = re.compile(r"\b(\w+)\.enclosing\(\s*(\w+)\s*,")
 PAIRS = {layer.pair: name for name, layer in LAYERS.items()}
 
 
-def _fmt(value: float) -> str:
-    text = f"{value:.6f}".rstrip("0")
-    return text + "0" if text.endswith(".") else text
-
-
 def _shift_threshold(text: str, sign: int) -> str | None:
     match = UM_NUMBER.search(text)
     if match:
         value = max(GRID_UM, float(match.group(1)) + sign * GRID_UM)
-        return text[:match.start(1)] + _fmt(value) + text[match.end(1):]
+        return text[:match.start(1)] + number_text(value) + text[match.end(1):]
     match = AREA_NUMBER.search(text)
     if match:
         area = float(match.group(2))
         step = 2 * math.sqrt(area) * GRID_UM + GRID_UM ** 2
-        return text[:match.start(2)] + _fmt(max(step, area + sign * step)) + text[match.end(2):]
+        return text[:match.start(2)] + number_text(max(step, area + sign * step)) + text[match.end(2):]
     return None
 
 

@@ -9,20 +9,21 @@ returns the id of one of the candidates it was shown.
 
 from __future__ import annotations
 
-import json
 import shlex
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
 from closer.drc.problem import PublicProblem
 from closer.drc.shapes import Case
-from closer.errors import ToolError
+from closer.errors import InputError, ToolError
+from closer.inputs import JsonShapeError, parse_json, read_bytes
 from closer.procs import Command, run
 
 MAX_RESPONSE_BYTES = 8 * 2**20
 Output = Literal[0, 1, "error"]
+ResponseT = TypeVar("ResponseT", bound=BaseModel)
 
 
 class Candidate(BaseModel):
@@ -67,7 +68,7 @@ class CommandTool:
             raise ToolError("empty test-generator or judge command")
         self.folder, self.timeout_s, self.calls = folder, timeout_s, 0
 
-    def call(self, request: BaseModel, response_model: type[BaseModel]) -> BaseModel:
+    def call(self, request: BaseModel, response_model: type[ResponseT]) -> ResponseT:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.calls += 1
         stem = self.folder / f"call_{self.calls:03d}"
@@ -77,9 +78,11 @@ class CommandTool:
                      Path(f"{stem}.log"), check=False)
         if not result.ok:
             raise ToolError(f"{self.argv[0]} exited with {result.returncode}; log: {result.log}")
-        if not response_path.is_file() or response_path.stat().st_size > MAX_RESPONSE_BYTES:
-            raise ToolError(f"{response_path}: missing or larger than {MAX_RESPONSE_BYTES} bytes")
         try:
-            return response_model.model_validate(json.loads(response_path.read_text()))
-        except (ValueError, ValidationError) as exc:
+            raw = read_bytes(response_path, "response", MAX_RESPONSE_BYTES)
+        except InputError as exc:
+            raise ToolError(str(exc)) from None
+        try:
+            return response_model.model_validate(parse_json(raw))
+        except (JsonShapeError, ValidationError) as exc:
             raise ToolError(f"{response_path}: not a valid response ({str(exc).splitlines()[0]})") from exc

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from closer.drc.evaluate import Outcome
 from closer.drc.runs import RunResults
 from closer.drc.select import SelectionRun
+from closer.errors import InputError
 from closer.inputs import load_json_model
 
 MACHINERY = "machinery baseline"
@@ -57,6 +58,8 @@ def _commands(run: SelectionRun) -> str:
 
 def run_row(folder: Path) -> RunRow:
     run = load_json_model(folder / "results.json", RunResults, "run results")
+    if not run.problems:
+        raise InputError(f"{folder / 'results.json'}: no problems to report")
     n = min(p.n for p in run.problems)
     count = len(run.problems)
     return RunRow(run=folder.name, pool=_label(run.baseline), n=n, problems=count,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from closer.drc.rules import Layer, Rule, RuleKind
 
 
-def _number(value: float) -> str:
+def number_text(value: float) -> str:
     """Always with a decimal point: KLayout reads an integer area as square database units."""
     text = f"{value:.6f}".rstrip("0")
     return text + "0" if text.endswith(".") else text
@@ -18,16 +18,16 @@ def _number(value: float) -> str:
 def _check(kind: RuleKind, value: float, metric: str = "euclidian") -> str:
     """The Ruby expression of one check on layers `l` (and `inner`)."""
     if kind is RuleKind.WIDTH:
-        return f"l.width({_number(value)}.um, {metric})"
+        return f"l.width({number_text(value)}.um, {metric})"
     if kind is RuleKind.SPACING:
-        return f"l.space({_number(value)}.um, {metric})"
+        return f"l.space({number_text(value)}.um, {metric})"
     if kind is RuleKind.NOTCH:
-        return f"l.notch({_number(value)}.um, {metric})"
+        return f"l.notch({number_text(value)}.um, {metric})"
     if kind is RuleKind.AREA:
-        return f"l.with_area(nil, {_number(value)})"
+        return f"l.with_area(nil, {number_text(value)})"
     if kind is RuleKind.HOLE:
-        return f"l.holes.with_area(nil, {_number(value)})"
-    return f"l.enclosing(inner, {_number(value)}.um, {metric})"
+        return f"l.holes.with_area(nil, {number_text(value)})"
+    return f"l.enclosing(inner, {number_text(value)}.um, {metric})"
 
 
 def category(rule: Rule) -> str:
@@ -37,7 +37,7 @@ def category(rule: Rule) -> str:
 def describe(rule: Rule) -> str:
     unit = "um2" if rule.kind in (RuleKind.AREA, RuleKind.HOLE) else "um"
     subject = f"{rule.layer.name} enclosure of {rule.inner.name}" if rule.inner else f"{rule.layer.name} {rule.kind}"
-    return f"{rule.deck_rule} : min. {subject} : {_number(rule.value)}{unit}"
+    return f"{rule.deck_rule} : min. {subject} : {number_text(rule.value)}{unit}"
 
 
 def script(rule: Rule, title: str | None = None) -> str:

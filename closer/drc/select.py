@@ -16,7 +16,7 @@ from closer.drc.runner import RunSettings
 from closer.drc.runs import RunResults, read_candidates
 from closer.drc.selectors import SELECTORS, Bench, SelectorSettings, seed_for
 from closer.drc.suite import write_new
-from closer.errors import CloserError
+from closer.errors import CloserError, InputError
 
 
 class SelectionRecord(BaseModel):
@@ -56,6 +56,9 @@ def select_all(problems: list[Problem], pool: Path, results: RunResults, selecto
         named = candidates.get(problem.spec.id)
         if not named:
             continue
+        missing = [name for name in named if (problem.spec.id, name) not in truth]
+        if missing:
+            raise InputError(f"--results: no result for {problem.spec.id}/{missing[0]}; run `closer drc run` on this pool")
         texts = {name: path.read_text(errors="replace") for name, path in named.items()}
         oracle = any(truth[(problem.spec.id, name)] is Outcome.SUCCESS for name in named)
         trusted, cache = frozenset(harness_texts(problem)), {}

@@ -58,7 +58,7 @@ class Bench:
     def generate(self, mode: str, count: int, members: list[str] = ()) -> list[Case]:
         request = ProbeRequest(problem=self.problem, mode=mode, count=count, seed=self.seed + len(self.tests),
                               candidates=[Candidate(id=m, script=self.candidates[m]) for m in members])
-        new = ProbeResponse.model_validate(self.testgen.call(request, ProbeResponse)).tests[:count]
+        new = self.testgen.call(request, ProbeResponse).tests[:count]
         taken = {t.name for t in self.tests}
         renamed = [case.model_copy(update={"name": f"t{len(self.tests) + i:03d}_{case.name}"[:64]})
                    for i, case in enumerate(new)]
@@ -122,7 +122,7 @@ class Bench:
                 shown.append(ShownTest(name=test.name, expected=test.violates, outputs=outputs))
         request = JudgeRequest(problem=self.problem, tests=shown,
                                candidates=[Candidate(id=cid, script=self.candidates[cid]) for cid in ids])
-        choice = JudgeResponse.model_validate(self.judge.call(request, JudgeResponse)).choice
+        choice = self.judge.call(request, JudgeResponse).choice
         return choice if choice in ids else ids[0]
 
 

@@ -35,6 +35,16 @@ class Shape(BaseModel):
             raise ValueError(f"coordinates beyond ±{COORD_LIMIT_NM} nm")
         return value
 
+    @field_validator("holes")
+    @classmethod
+    def _holes_bounded(cls, value: list[list[Point]]) -> list[list[Point]]:
+        """A hole is bounded like the outline: 3..256 points within the coordinate limit."""
+        for hole in value:
+            if not 3 <= len(hole) <= 256:
+                raise ValueError("a hole needs 3 to 256 points")
+            cls._coords_range(hole)
+        return value
+
 
 class Case(BaseModel):
     """One layout with its intended label: True when it violates the rule."""

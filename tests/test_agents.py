@@ -28,6 +28,14 @@ def test_solution_argument_only_when_given(tmp_path: Path) -> None:
     assert sweep.argv(tmp_path / "ws", tmp_path / "i.md", tmp_path / "sol")[-2:] == ["--solution", str(tmp_path / "sol")]
 
 
+def test_bare_solution_placeholder_drops_only_itself(tmp_path: Path) -> None:
+    from closer.agents import AgentSpec
+
+    for template in (["{solution}", "run", "{workspace}"], ["run", "{workspace}", "{solution}"]):
+        spec = AgentSpec(label="x", argv_template=template, machinery_baseline=False)
+        assert spec.argv(tmp_path / "ws", tmp_path / "i.md", None) == ["run", str(tmp_path / "ws")]
+
+
 def test_sweep_copies_only_the_rtl_layer(tmp_path: Path) -> None:
     from closer.agents.baselines import copy_solution
 

@@ -49,7 +49,8 @@ class AgentSpec:
         template = self.argv_template
         if solution is None and "{solution}" in template:
             at = template.index("{solution}")
-            template = template[:at - 1] + template[at + 1:]
+            flag = at > 0 and template[at - 1].startswith("-")  # `--solution {solution}`: the pair goes
+            template = template[:at - 1 if flag else at] + template[at + 1:]
         values = {"{workspace}": str(workspace), "{instructions}": str(instructions),
                   "{solution}": str(solution) if solution else ""}
         return [PLACEHOLDER.sub(lambda m: values.get(m.group(0), m.group(0)), arg) for arg in template]

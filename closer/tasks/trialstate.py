@@ -24,6 +24,7 @@ from typing import IO
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from closer.errors import InputError
+from closer.sandbox.spec import SANDBOX_UID_BASE, SANDBOX_UID_SPAN
 
 PROGRESS_FILE = "progress.json"
 CLAIM_FILE = ".claim"
@@ -63,7 +64,9 @@ class Progress(BaseModel):
     pid: int
     updated_at: str
     run_id: str | None = None
-    uid: int | None = Field(None, description="the agent sandbox's uid, once chosen")
+    # a resume kills every process of this uid: only a sandbox uid is ever taken for one (never root's)
+    uid: int | None = Field(None, ge=SANDBOX_UID_BASE, lt=SANDBOX_UID_BASE + SANDBOX_UID_SPAN,
+                            description="the agent sandbox's uid, once chosen")
     agent: AgentOutcome | None = Field(None, description="set when the agent's part is over")
 
 

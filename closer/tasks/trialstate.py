@@ -24,6 +24,7 @@ from typing import IO
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from closer.errors import InputError
+from closer.metered.runstate import AgentExit
 from closer.sandbox.spec import SANDBOX_UID_BASE, SANDBOX_UID_SPAN
 
 PROGRESS_FILE = "progress.json"
@@ -48,7 +49,7 @@ class AgentOutcome(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    exit: str
+    exit: AgentExit
     returncode: int | None
     wall_s: float = Field(ge=0)
     started_at: str

@@ -175,7 +175,7 @@ def resume_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, 
         info = load_run_info(ws)  # refuses (exit 2) a trial whose run header is missing or damaged
         outcome = stopped.agent or _interrupted_agent(stopped, ws, info.started_at)
         mark(trial_dir, Phase.EVALUATING, agent=outcome)
-        for partial in (tp.evaluation, tp.root / "evaluate.log"):
+        for partial in (tp.evaluation, tp.evaluate_log):
             _set_aside(partial)
         return _evaluate_and_record(paths, task, agent, trial, tp, ws, outcome, resumed_from=stopped.phase.value)
 
@@ -391,6 +391,10 @@ class TrialPaths:
         return self.root / "evaluation"
 
     @property
+    def evaluate_log(self) -> Path:
+        return self.root / "evaluate.log"
+
+    @property
     def record(self) -> Path:
         return self.root / "record.json"
 
@@ -401,7 +405,7 @@ def evaluate_sandboxed(workspace: Path, paths, tp: TrialPaths) -> EvaluationReco
     sandbox = tools_sandbox.for_evaluation(tp.evaluation, inputs=(paths.suite.root, workspace))
     argv = [sys.executable, "-m", "closer", "evaluate", str(workspace), "--task", str(paths.root),
             "--out", str(tp.evaluation)]
-    done = run(Command(sandbox.wrap(argv)), tp.root / "evaluate.log", check=False)
+    done = run(Command(sandbox.wrap(argv)), tp.evaluate_log, check=False)
     record = tp.evaluation / "evaluation.json"
     if not record.is_file():
         raise CloserError(f"the evaluator wrote no record (exit {done.returncode}): {done.log_tail(3)}")

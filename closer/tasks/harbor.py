@@ -10,7 +10,6 @@ the agent's environment. task.toml follows Harbor 0.26.0's TaskConfig (schema_ve
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import tempfile
@@ -32,7 +31,7 @@ from closer.tasks.harbor_layout import HarborPaths
 from closer.tasks.harbor_scripts import DOCKERFILE, SOLVE_SH, TEST_SH
 from closer.tasks.intake import check_suite_integrity
 from closer.tasks.models import KIND_TITLES, HiddenConfig, LockedManifest, SuiteManifest, TaskConfig, TaskKind
-from closer.tasks.paths import PUBLIC_TARGETS, TaskPaths
+from closer.tasks.paths import PUBLIC_TARGETS, TaskPaths, sha256_file
 
 AGENT_TIMEOUT_CAP_SEC = 86400.0
 VERIFIER_TIMEOUT_SEC = {TaskKind.A: 1800.0, TaskKind.B: 7200.0, TaskKind.C: 7200.0}
@@ -137,8 +136,7 @@ def write_checksums(root: Path, dest: Path) -> None:
     """`sha256sum -c` lines of every regular file under `root`, relative to it."""
     lines = []
     for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink()):
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        lines.append(f"{digest}  {path.relative_to(root).as_posix()}\n")
+        lines.append(f"{sha256_file(path)}  {path.relative_to(root).as_posix()}\n")
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text("".join(lines))
 

@@ -142,8 +142,9 @@ def run_trials(task_dir: Path, agent: AgentSpec, trials: int, out: Path, wall_s:
     records = []
     for trial in range(1, trials + 1):
         trial_dir = out / task.task_id / agent.label / f"trial-{trial}"
-        if resume and (trial_dir / "record.json").exists():
-            records.append(load_json_model(trial_dir / "record.json", RunRecord, "run record"))
+        record = TrialPaths(trial_dir).record
+        if resume and record.exists():
+            records.append(load_json_model(record, RunRecord, "run record"))
         elif resume and trial_dir.exists():
             records.append(resume_trial(paths.root, agent, trial, trial_dir, wall_s))
         else:
@@ -168,18 +169,18 @@ def resume_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, 
     with reclaim_trial(trial_dir) as claim:
         stopped = claim.progress
         tp = TrialPaths(trial_dir)
-        if stopped.phase in BEFORE_AGENT and not (tp.run / "trajectory.jsonl").exists():
-            return _run_from_start(paths, task, agent, trial, trial_dir, wall_s)
         ws = WorkspacePaths(tp.workspace, control_dir=tp.run)
-        load_run_info(ws)  # refuses (exit 2) a trial whose run header is missing or damaged
-        outcome = stopped.agent or _interrupted_agent(stopped, ws)
+        if stopped.phase in BEFORE_AGENT and not ws.trajectory.exists():
+            return _run_from_start(paths, task, agent, trial, trial_dir, wall_s)
+        info = load_run_info(ws)  # refuses (exit 2) a trial whose run header is missing or damaged
+        outcome = stopped.agent or _interrupted_agent(stopped, ws, info.started_at)
         mark(trial_dir, Phase.EVALUATING, agent=outcome)
-        for partial in (tp.evaluation, tp.root / "evaluate.log"):
+        for partial in (tp.evaluation, tp.evaluate_log):
             _set_aside(partial)
         return _evaluate_and_record(paths, task, agent, trial, tp, ws, outcome, resumed_from=stopped.phase.value)
 
 
-def _interrupted_agent(stopped: Progress, ws: WorkspacePaths) -> AgentOutcome:
+def _interrupted_agent(stopped: Progress, ws: WorkspacePaths, started_at: datetime) -> AgentOutcome:
     """The harness died while the agent ran: end what is left of it and say so."""
     leftovers = reap(stopped.uid) if stopped.uid is not None else []
     record_interrupted_call(ws)
@@ -188,7 +189,7 @@ def _interrupted_agent(stopped: Progress, ws: WorkspacePaths) -> AgentOutcome:
               "resumed: the workspace as left was evaluated"]
     return AgentOutcome(exit=AgentExit.INTERRUPTED.value, returncode=None,
                         wall_s=max((r.elapsed_s for r in records), default=0.0),  # a lower bound: its last call's end
-                        started_at=load_run_info(ws).started_at.isoformat(timespec="seconds"),
+                        started_at=started_at.isoformat(timespec="seconds"),
                         harness_errors=errors, leftover_processes=leftovers)
 
 
@@ -390,6 +391,10 @@ class TrialPaths:
         return self.root / "evaluation"
 
     @property
+    def evaluate_log(self) -> Path:
+        return self.root / "evaluate.log"
+
+    @property
     def record(self) -> Path:
         return self.root / "record.json"
 
@@ -400,7 +405,7 @@ def evaluate_sandboxed(workspace: Path, paths, tp: TrialPaths) -> EvaluationReco
     sandbox = tools_sandbox.for_evaluation(tp.evaluation, inputs=(paths.suite.root, workspace))
     argv = [sys.executable, "-m", "closer", "evaluate", str(workspace), "--task", str(paths.root),
             "--out", str(tp.evaluation)]
-    done = run(Command(sandbox.wrap(argv)), tp.root / "evaluate.log", check=False)
+    done = run(Command(sandbox.wrap(argv)), tp.evaluate_log, check=False)
     record = tp.evaluation / "evaluation.json"
     if not record.is_file():
         raise CloserError(f"the evaluator wrote no record (exit {done.returncode}): {done.log_tail(3)}")

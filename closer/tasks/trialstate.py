@@ -24,6 +24,8 @@ from typing import IO
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from closer.errors import InputError
+from closer.metered.runstate import AgentExit
+from closer.sandbox.spec import SANDBOX_UID_BASE, SANDBOX_UID_SPAN
 
 PROGRESS_FILE = "progress.json"
 CLAIM_FILE = ".claim"
@@ -47,7 +49,7 @@ class AgentOutcome(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    exit: str
+    exit: AgentExit
     returncode: int | None
     wall_s: float = Field(ge=0)
     started_at: str
@@ -63,7 +65,9 @@ class Progress(BaseModel):
     pid: int
     updated_at: str
     run_id: str | None = None
-    uid: int | None = Field(None, description="the agent sandbox's uid, once chosen")
+    # a resume kills every process of this uid: only a sandbox uid is ever taken for one (never root's)
+    uid: int | None = Field(None, ge=SANDBOX_UID_BASE, lt=SANDBOX_UID_BASE + SANDBOX_UID_SPAN,
+                            description="the agent sandbox's uid, once chosen")
     agent: AgentOutcome | None = Field(None, description="set when the agent's part is over")
 
 

@@ -49,11 +49,13 @@ def calls(record: dict) -> list[dict]:
 
 def public_tool(workspace: Path, tool: str, results: Path) -> tuple[dict, str]:
     """What `closer-tool TOOL` runs there, as the workspace's tools.toml writes it."""
+    from closer.metered.config import expand_argv, placeholder_values
+    from closer.pdk import default_pdk_root
+
     argv = tomllib.loads((workspace / ".closer" / "tools.toml").read_text())["tools"][tool]["commands"][0]
-    values = {"{python}": sys.executable, "{workspace}": str(workspace), "{results}": str(results),
-              "{metrics}": str(results / "metrics.json")}
+    values = placeholder_values(workspace, results, results / "metrics.json", default_pdk_root())
     results.mkdir(parents=True)
-    done = subprocess.run([values.get(a, a) for a in argv], cwd=workspace, capture_output=True, text=True)
+    done = subprocess.run(expand_argv(argv, values, []), cwd=workspace, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads((results / "metrics.json").read_text()), done.stdout
 

@@ -42,8 +42,8 @@ def insert_diodes(netlist: Netlist, layout: Layout, macros: dict[str, Macro],
     fills = {m for m, _ in FILL_MASTERS}
     layout.physical = [p for p in layout.physical if p.master not in fills]
     width = round(macros[DIODE_CELL].width * DBU) // SITE_W
-    names = []
     first = sum(1 for i in netlist.instances.values() if i.master == DIODE_CELL)
+    names, spill = [], []
     for k, (net, gate) in enumerate(sites):
         name = f"ant_diode_{first + k}"
         netlist.instances[name] = Instance(name, DIODE_CELL, {DIODE_PIN: net})
@@ -51,10 +51,11 @@ def insert_diodes(netlist: Netlist, layout: Layout, macros: dict[str, Macro],
         netlist.original.setdefault(name, name)
         p = layout.cells[gate]
         m = macros[p.master]
-        widths = {n: round(macros[c.master].width * DBU) // SITE_W for n, c in layout.cells.items()}
-        place_mod._place_spill(layout, widths, [(name, p.x + m.width * DBU / 2, p.y + m.height * DBU / 2, width)],
-                               netlist)
+        spill.append((name, p.x + m.width * DBU / 2, p.y + m.height * DBU / 2, width))
         names.append(name)
+    # one spill pass: each diode takes the nearest gap the ones before it left free
+    widths = {n: round(macros[c.master].width * DBU) // SITE_W for n, c in layout.cells.items()}
+    place_mod._place_spill(layout, widths, spill, netlist)
     return names
 
 

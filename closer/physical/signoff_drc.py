@@ -56,12 +56,12 @@ def read_report(lyrdb: Path) -> dict[str, int]:
     counts: dict[str, int] = {}
 
     def walk(node, prefix: str) -> None:
-        for cat in node.findall("category"):
+        for cat in node.findall("categories/category"):
             name = prefix + (cat.findtext("name") or "").strip()
             counts[name] = 0
-            walk(cat.find("categories") if cat.find("categories") is not None else ET.Element("x"), name + ".")
+            walk(cat, name + ".")
 
-    walk(root.find("categories") if root.find("categories") is not None else ET.Element("x"), "")
+    walk(root, "")
     items = root.find("items")
     for item in (items if items is not None else []):
         name = (item.findtext("category") or "").strip().strip("'")

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from siliconcompiler.tools.verilator.lint import LintTask
 
+from closer.flow.tool_versions import CachedVersion
 
-class QuotedParamLintTask(LintTask):
+
+class QuotedParamLintTask(CachedVersion, LintTask):
     def runtime_options(self):
         return [opt.replace('\\"', '"') if opt.startswith("-G") else opt
                 for opt in super().runtime_options()]

@@ -49,7 +49,10 @@ def build_project(design: Design, paths: DesignPaths, config_name: str, platform
     longer earlier run are reused. With `log_stream`, SiliconCompiler's console log goes there."""
     from siliconcompiler import ASIC, Flowgraph
 
+    from closer.flow.records import use_cached_packages_record
+
     project = ASIC(sc_design(design, paths, config_name, sdc))
+    use_cached_packages_record(project)
     project.option.set_nodashboard(True)   # the CLI draws its own one-line progress
     if log_stream is not None:
         redirect_console_log(project, log_stream)

@@ -22,6 +22,8 @@ from pathlib import Path
 
 from siliconcompiler.asic import ASICTask
 
+from closer.flow.tool_versions import CachedVersion
+
 SCRIPTS_DIR = Path(__file__).resolve().parent / "scripts"
 STA_JSON = "reports/sta.json"
 STA_REPORT = "reports/closer_sta.txt"
@@ -35,7 +37,7 @@ class StaParseError(RuntimeError):
     """The STA report lacks the lines the script writes when it completes, or has others."""
 
 
-class ClassicStaTask(ASICTask):
+class ClassicStaTask(CachedVersion, ASICTask):
     def __init__(self) -> None:
         super().__init__()
         self.add_parameter("clock_port", "str", "top-level clock port that must carry a clock")

@@ -24,6 +24,7 @@ from closer import metrics as closer_keys
 from closer.designs.model import load_design
 from closer.errors import CloserError, ToolError
 from closer.flow import metrics
+from closer.flow.dependency_check import dependency_check_once
 from closer.flow.paths import FlowPaths, default_run_dir
 from closer.flow.platform import load_platform
 from closer.flow.project import JOB_NAME, build_project
@@ -96,7 +97,8 @@ def run_flow(design_name: str, config: str = "default", to: str | None = None,
             project.set("option", "timeout", NODE_TIMEOUT_S, step=step.name, index="0")
         watcher.start()
         try:
-            project.run()
+            with dependency_check_once():
+                project.run()
         except RuntimeError as exc:
             error = _failure(flow_paths, steps, design.top, before, exc)
             _record_failure(flow_paths, design.name, config, chosen, steps, start, error)

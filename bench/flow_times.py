@@ -1,7 +1,22 @@
-"""Step times of `closer flow run gcd --to sta`: a fresh run, then a second run that should reuse
-every node (goal: < 3 s). Prints a table and writes docs/flow-times.json.
+"""The flow's own overhead: cold `closer flow run DESIGN --to sta` against the same lint, Yosys
+and OpenSTA commands run bare, interleaved in one invocation; then the reuse run.
 
-    .venv/bin/python bench/flow_times.py [--design gcd] [--repeat 3]
+Goals (issue 27): the cold flow at most 1.3x its bare commands on gcd and 1.05x on designs of
+5k cells and more (PicoRV32); the second, unchanged run below 3 s with every node reused.
+
+Per design: one set-up run (it fills the flow cache, closer.flow.cache, as any first run on a
+machine does, and its node folders give the bare commands their inputs), then `--rounds` rounds
+of [bare commands, cold flow CLI in a new folder] (order alternating), each a separate process,
+timed by wall and by CPU (this process's children: what the time would be on an idle machine).
+The bare commands are the ones SiliconCompiler ran (`replay.sh --command`), each in a copy of its
+node folder's inputs; their netlist must be byte-identical to the flow's. `--baseline-src DIR`
+adds a third leg per round: the flow CLI of another checkout of closer (e.g. `git archive` of
+the commit before a change), so before and after are measured under the same load.
+
+    .venv/bin/python bench/flow_times.py [--designs gcd,picorv32] [--rounds 3] [--repeat 3]
+                                         [--baseline-src DIR]
+
+Writes docs/flow-times.json and docs/flow-times.md.
 """
 
 from __future__ import annotations
@@ -11,67 +26,203 @@ import json
 import os
 import platform
 import resource
+import shlex
+import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
-from dataclasses import asdict
 from pathlib import Path
 
-from closer.flow.runner import run_flow
+from closer.flow.paths import FlowPaths
 from closer.paths import repo_paths
+from closer.toolchain import use_venv_tools
+
+GOAL_SMALL, GOAL_LARGE, LARGE_CELLS = 1.3, 1.05, 5000
+REUSE_GOAL_S = 3.0
+BARE_NODES = ("lint", "synth", "sta")     # elaborate runs pyslang inside Python: no command
+NODE_FILES = ("inputs", "sc_manifest.tcl", "sta_config.tcl", "sdc")
 
 
-def _cpu_s() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _timed(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(wall s, CPU s) of one command, which must succeed."""
+    cpu, start = _children_cpu_s(), time.monotonic()
+    proc = subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True)
+    wall = time.monotonic() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"bench: {shlex.join(argv)} (in {cwd}) failed:\n{proc.stdout[-2000:]}")
+    return wall, _children_cpu_s() - cpu
+
+
+def _flow_argv(design: str, out: Path) -> list[str]:
+    return [sys.executable, "-m", "closer", "flow", "run", design, "--to", "sta", "--out", str(out)]
+
+
+def _env(src: Path | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(src or repo_paths().root)
+    return env
+
+
+def _node_commands(flow: FlowPaths) -> dict[str, list[str]]:
+    commands = {}
+    for node in BARE_NODES:
+        replay = flow.node_dir(node) / "replay.sh"
+        printed = subprocess.run(["bash", str(replay), "--command"], capture_output=True,
+                                 text=True, check=True).stdout
+        commands[node] = shlex.split(printed.strip())
+    return commands
+
+
+def _bare_run(flow: FlowPaths, commands: dict[str, list[str]], work: Path) -> tuple[float, float, Path]:
+    """Each node's command in a fresh copy of the set-up run's node inputs: (wall, CPU, netlist)."""
+    wall = cpu = 0.0
+    for node, argv in commands.items():
+        source, dest = flow.node_dir(node), work / node
+        dest.mkdir(parents=True)
+        for name in NODE_FILES:
+            if (source / name).is_dir():
+                shutil.copytree(source / name, dest / name)
+            elif (source / name).is_file():
+                shutil.copy2(source / name, dest / name)
+        (dest / "outputs").mkdir()
+        (dest / "reports").mkdir()
+        node_wall, node_cpu = _timed(argv, dest, _env())
+        wall, cpu = wall + node_wall, cpu + node_cpu
+    return wall, cpu, next((work / "synth" / "outputs").glob("*.vg"))
+
+
+def _node_overheads(run_dir: Path) -> dict[str, float | None]:
+    """Per node: SiliconCompiler's task time minus the time inside the tool (flow.json)."""
+    record = json.loads((run_dir / "flow.json").read_text())
+    return {s["name"]: (round(s["wall_s"] - s["exe_s"], 3)
+                        if s["wall_s"] is not None and s["exe_s"] is not None else None)
+            for s in record["steps"]}
+
+
+def _cells(run_dir: Path) -> int:
+    return int(json.loads((run_dir / "metadata.json").read_text())["synth__design__instance__count"])
+
+
+def _median(values: list[float]) -> float:
+    return round(statistics.median(values), 3)
+
+
+def bench_design(design: str, rounds: int, repeat: int, baseline: Path | None) -> dict:
+    with tempfile.TemporaryDirectory(prefix=f"closer-flow-times-{design}-") as tmp_name:
+        tmp = Path(tmp_name)
+        setup_wall, _ = _timed(_flow_argv(design, tmp / "setup"), tmp, _env())
+        setup = FlowPaths(tmp / "setup", design)
+        commands = _node_commands(setup)
+        legs: dict[str, dict[str, list]] = {"bare": {}, "flow": {}}
+        if baseline is not None:
+            legs["baseline"] = {}
+        for leg in legs.values():
+            leg.update(wall_s=[], cpu_s=[], node_overhead_s=[])
+        for number in range(rounds):
+            order = list(legs) if number % 2 == 0 else list(reversed(legs))
+            for leg in order:
+                out = tmp / f"{leg}-{number}"
+                if leg == "bare":
+                    wall, cpu, netlist = _bare_run(setup, commands, out)
+                else:
+                    wall, cpu = _timed(_flow_argv(design, out), tmp,
+                                       _env(baseline if leg == "baseline" else None))
+                    legs[leg]["node_overhead_s"].append(_node_overheads(out))
+                legs[leg]["wall_s"].append(round(wall, 3))
+                legs[leg]["cpu_s"].append(round(cpu, 3))
+            flow_netlist = next((FlowPaths(tmp / f"flow-{number}", design).node_dir("synth")
+                                 / "outputs").glob("*.vg"))
+            if flow_netlist.read_bytes() != netlist.read_bytes():
+                raise SystemExit(f"bench: {design}: the bare Yosys netlist differs from the flow's "
+                                 f"({netlist} vs {flow_netlist})")
+        reuse = [_timed(_flow_argv(design, tmp / "flow-0"), tmp, _env()) for _ in range(repeat)]
+        cells = _cells(setup.root)
+    goal = GOAL_LARGE if cells >= LARGE_CELLS else GOAL_SMALL
+    result = {"design": design, "cells": cells, "goal_ratio": goal,
+              "setup_run_wall_s": round(setup_wall, 3), "rounds": rounds,
+              "commands": {node: shlex.join(argv) for node, argv in commands.items()},
+              "netlist_byte_identical": True,
+              "reuse_run_wall_s": [round(w, 3) for w, _ in reuse],
+              "reuse_run_cpu_s": [round(c, 3) for _, c in reuse],
+              "reuse_goal_s": REUSE_GOAL_S}
+    for leg, times in legs.items():
+        result[leg] = {**times, "wall_s_median": _median(times["wall_s"]),
+                       "cpu_s_median": _median(times["cpu_s"])}
+    for leg in ("flow", "baseline"):
+        if leg in legs:
+            result[f"{leg}_over_bare_wall"] = round(
+                result[leg]["wall_s_median"] / result["bare"]["wall_s_median"], 3)
+            result[f"{leg}_over_bare_cpu"] = round(
+                result[leg]["cpu_s_median"] / result["bare"]["cpu_s_median"], 3)
+    result["meets_goal"] = result["flow_over_bare_wall"] <= goal
+    return result
+
+
+def _report(results: list[dict], machine: dict) -> str:
+    lines = ["# Flow overhead: `closer flow run DESIGN --to sta` against its bare tool commands", "",
+             "Written by `bench/flow_times.py` (interleaved rounds in one invocation; medians; "
+             "CPU = the processes' own CPU time, what the wall time would be on an idle machine).",
+             "", f"Machine: {machine['cpus']} CPUs, load average {machine['loadavg_1m_start']} at "
+             f"start and {machine['loadavg_1m_end']} at the end; measured {machine['measured_utc']}.",
+             "", "| design | cells | bare wall s | flow wall s | ratio (goal) | bare CPU s | "
+             "flow CPU s | CPU ratio | baseline wall ratio | reuse run s | meets goal |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        baseline = r.get("baseline_over_bare_wall", "–")
+        lines.append(
+            f"| {r['design']} | {r['cells']} | {r['bare']['wall_s_median']} | "
+            f"{r['flow']['wall_s_median']} | {r['flow_over_bare_wall']} (≤ {r['goal_ratio']}) | "
+            f"{r['bare']['cpu_s_median']} | {r['flow']['cpu_s_median']} | "
+            f"{r['flow_over_bare_cpu']} | {baseline} | "
+            f"{statistics.median(r['reuse_run_wall_s']):.2f} | "
+            f"{'yes' if r['meets_goal'] else 'no'} |")
+    lines += ["", "Per node, SiliconCompiler's task time minus the time in the tool (s, median):", ""]
+    for r in results:
+        for leg in ("flow", "baseline"):
+            if leg in r:
+                nodes = r[leg]["node_overhead_s"]
+                medians = {n: _median([o[n] for o in nodes if o[n] is not None]) for n in nodes[0]}
+                lines.append(f"- {r['design']} {leg}: " + ", ".join(f"{n} {v}" for n, v in medians.items()))
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--design", default="gcd")
-    parser.add_argument("--to", default="sta")
+    parser.add_argument("--designs", default="gcd", help="comma-separated design names")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved cold rounds per design")
     parser.add_argument("--repeat", type=int, default=3, help="reuse runs to time")
+    parser.add_argument("--baseline-src", type=Path, default=None,
+                        help="another closer checkout to time beside this one (before/after)")
     args = parser.parse_args()
-
-    with tempfile.TemporaryDirectory(prefix="closer-bench-") as tmp:
-        start = time.monotonic()
-        fresh = run_flow(args.design, to=args.to, out=Path(tmp))
-        fresh_wall = time.monotonic() - start
-        reuse_walls, reuse_cpus = [], []
-        for _ in range(args.repeat):
-            cpu_before = _cpu_s()
-            start = time.monotonic()
-            again = run_flow(args.design, to=args.to, out=Path(tmp))
-            reuse_walls.append(time.monotonic() - start)
-            reuse_cpus.append(_cpu_s() - cpu_before)
-            assert again.all_reused, "second run did not reuse every node"
-    load = os.getloadavg()
-    result = {
-        "design": args.design, "to": args.to, "backend": fresh.backend,
-        "fresh_run_wall_s": round(fresh_wall, 2),
-        "steps": [asdict(s) for s in fresh.steps],
-        "reuse_run_wall_s": [round(w, 2) for w in reuse_walls],
-        "reuse_run_wall_s_median": round(statistics.median(reuse_walls), 2),
-        # CPU seconds of this process and its children: what the wall time would be on an idle
-        # machine (the reuse path is sequential), independent of other users' load
-        "reuse_run_cpu_s": [round(c, 2) for c in reuse_cpus],
-        "reuse_run_cpu_s_median": round(statistics.median(reuse_cpus), 2),
-        "machine": {"cpus": os.cpu_count(), "loadavg_1m_at_end": round(load[0], 2),
-                    "python": platform.python_version()},
-        "measured_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    print(f"fresh run: {fresh_wall:.2f} s (backend {fresh.backend})")
-    for s in fresh.steps:
-        print(f"  {s.name:<10} {s.wall_s:>7.2f} s task, {s.exe_s:>7.2f} s in tool, "
-              f"{s.peak_mem_mb or 0:>6.1f} MB  {s.tool} {s.tool_version}")
-    print(f"reuse runs: {', '.join(f'{w:.2f}' for w in reuse_walls)} s wall "
-          f"(median {result['reuse_run_wall_s_median']} s; load average {load[0]:.1f} "
-          f"on {os.cpu_count()} CPUs); CPU {', '.join(f'{c:.2f}' for c in reuse_cpus)} s "
-          f"(median {result['reuse_run_cpu_s_median']} s)")
-    out = repo_paths().docs / "flow-times.json"
-    out.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"wrote {out}")
+    use_venv_tools()   # the bare commands find the same launchers the flow's nodes do
+    load_start = os.getloadavg()[0]
+    results = []
+    for design in args.designs.split(","):
+        result = bench_design(design, args.rounds, args.repeat, args.baseline_src)
+        results.append(result)
+        print(f"{design} ({result['cells']} cells): bare {result['bare']['wall_s_median']} s, "
+              f"flow {result['flow']['wall_s_median']} s wall -> {result['flow_over_bare_wall']}x "
+              f"(goal <= {result['goal_ratio']}x: {'met' if result['meets_goal'] else 'NOT met'}); "
+              f"CPU {result['flow_over_bare_cpu']}x"
+              + (f"; baseline {result['baseline_over_bare_wall']}x" if args.baseline_src else "")
+              + f"; reuse runs {result['reuse_run_wall_s']} s")
+    machine = {"cpus": os.cpu_count(), "loadavg_1m_start": round(load_start, 2),
+               "loadavg_1m_end": round(os.getloadavg()[0], 2),
+               "python": platform.python_version(),
+               "measured_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    docs = repo_paths().docs
+    (docs / "flow-times.json").write_text(json.dumps({"machine": machine, "designs": results},
+                                                     indent=1) + "\n")
+    (docs / "flow-times.md").write_text(_report(results, machine))
+    print(f"wrote {docs / 'flow-times.json'} and {docs / 'flow-times.md'}")
 
 
 if __name__ == "__main__":

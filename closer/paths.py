@@ -69,3 +69,17 @@ def repo_paths() -> RepoPaths:
 def schema_path(name: str) -> Path:
     """Path of a JSON Schema shipped in `closer/schemas/`, e.g. `schema_path("targets")`."""
     return _PACKAGE_DIR / "schemas" / f"{name}.schema.json"
+
+
+CACHE_ENV = "CLOSER_CACHE_DIR"  # overrides the platformdirs user cache root (tests, CI)
+
+
+def user_cache_root() -> Path:
+    """Closer's cache folder outside any checkout or run: `$CLOSER_CACHE_DIR`, else the platformdirs
+    user cache (`~/.cache/closer` on Linux)."""
+    import os
+
+    import platformdirs
+
+    env = os.environ.get(CACHE_ENV)
+    return Path(env) if env else platformdirs.user_cache_path("closer")

@@ -47,13 +47,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import click
-import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from closer.errors import InputError, ToolError
+from closer.paths import CACHE_ENV, user_cache_root  # noqa: F401  (CACHE_ENV: tests set it)
 from closer.procs import Command, run
 
-CACHE_ENV = "CLOSER_CACHE_DIR"  # overrides the platformdirs user cache root (tests, CI)
 
 
 class PackageSource(BaseModel):
@@ -108,8 +107,7 @@ class FetchPaths:
 
 
 def cache_root() -> Path:
-    env = os.environ.get(CACHE_ENV)
-    return Path(env) if env else platformdirs.user_cache_path("closer")
+    return user_cache_root()
 
 
 def design_toml(name: str) -> Path:

@@ -166,17 +166,16 @@ def bench_design(design: str, rounds: int, repeat: int, baseline: Path | None) -
     return result
 
 
-def _report(results: list[dict], machine: dict) -> str:
+def _report(results: list[dict]) -> str:
     lines = ["# Flow overhead: `closer flow run DESIGN --to sta` against its bare tool commands", "",
              "Written by `bench/flow_times.py` (interleaved rounds in one invocation; medians; "
              "CPU = the processes' own CPU time, what the wall time would be on an idle machine).",
-             "", f"Machine: {machine['cpus']} CPUs, load average {machine['loadavg_1m_start']} at "
-             f"start and {machine['loadavg_1m_end']} at the end; measured {machine['measured_utc']}.",
              "", "| design | cells | bare wall s | flow wall s | ratio (goal) | bare CPU s | "
-             "flow CPU s | CPU ratio | baseline wall ratio | reuse run s | meets goal |",
+             "flow CPU s | CPU ratio | baseline wall / CPU ratio | reuse run s | meets goal |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
-        baseline = r.get("baseline_over_bare_wall", "–")
+        baseline = (f"{r['baseline_over_bare_wall']} / {r['baseline_over_bare_cpu']}"
+                    if "baseline" in r else "–")
         lines.append(
             f"| {r['design']} | {r['cells']} | {r['bare']['wall_s_median']} | "
             f"{r['flow']['wall_s_median']} | {r['flow_over_bare_wall']} (≤ {r['goal_ratio']}) | "
@@ -184,6 +183,10 @@ def _report(results: list[dict], machine: dict) -> str:
             f"{r['flow_over_bare_cpu']} | {baseline} | "
             f"{statistics.median(r['reuse_run_wall_s']):.2f} | "
             f"{'yes' if r['meets_goal'] else 'no'} |")
+    lines += [""] + [
+        f"- {r['design']}: {r['rounds']} rounds, {r['machine']['cpus']} CPUs, load average "
+        f"{r['machine']['loadavg_1m_start']} at start and {r['machine']['loadavg_1m_end']} at the "
+        f"end, measured {r['machine']['measured_utc']}" for r in results]
     lines += ["", "Per node, SiliconCompiler's task time minus the time in the tool (s, median):", ""]
     for r in results:
         for leg in ("flow", "baseline"):
@@ -203,27 +206,35 @@ def main() -> None:
                         help="another closer checkout to time beside this one (before/after)")
     args = parser.parse_args()
     use_venv_tools()   # the bare commands find the same launchers the flow's nodes do
-    load_start = os.getloadavg()[0]
-    results = []
+    docs = repo_paths().docs
     for design in args.designs.split(","):
+        load_start = os.getloadavg()[0]
         result = bench_design(design, args.rounds, args.repeat, args.baseline_src)
-        results.append(result)
+        result["machine"] = {"cpus": os.cpu_count(), "loadavg_1m_start": round(load_start, 2),
+                             "loadavg_1m_end": round(os.getloadavg()[0], 2),
+                             "python": platform.python_version(),
+                             "measured_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         print(f"{design} ({result['cells']} cells): bare {result['bare']['wall_s_median']} s, "
               f"flow {result['flow']['wall_s_median']} s wall -> {result['flow_over_bare_wall']}x "
               f"(goal <= {result['goal_ratio']}x: {'met' if result['meets_goal'] else 'NOT met'}); "
               f"CPU {result['flow_over_bare_cpu']}x"
               + (f"; baseline {result['baseline_over_bare_wall']}x" if args.baseline_src else "")
               + f"; reuse runs {result['reuse_run_wall_s']} s")
-    machine = {"cpus": os.cpu_count(), "loadavg_1m_start": round(load_start, 2),
-               "loadavg_1m_end": round(os.getloadavg()[0], 2),
-               "python": platform.python_version(),
-               "measured_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    docs = repo_paths().docs
-    (docs / "flow-times.json").write_text(json.dumps({"machine": machine, "designs": results},
-                                                     indent=1) + "\n")
-    (docs / "flow-times.md").write_text(_report(results, machine))
+        _write(docs, result)
     print(f"wrote {docs / 'flow-times.json'} and {docs / 'flow-times.md'}")
 
+
+def _write(docs: Path, result: dict) -> None:
+    """Replace this design's entry in docs/flow-times.json (the others stay), rewrite the .md."""
+    path = docs / "flow-times.json"
+    try:
+        designs = json.loads(path.read_text()).get("designs", [])
+    except (OSError, ValueError, AttributeError):
+        designs = []
+    designs = [d for d in designs if isinstance(d, dict) and "bare" in d
+               and d.get("design") != result["design"]] + [result]
+    path.write_text(json.dumps({"designs": designs}, indent=1) + "\n")
+    (docs / "flow-times.md").write_text(_report(designs))
 
 if __name__ == "__main__":
     main()

@@ -56,6 +56,7 @@ def test_write_atomic_leaves_nothing_on_failure(tmp_path: Path):
     assert stat.S_IMODE((tmp_path / "entry").stat().st_mode) == 0o644
 
 
+@pytest.mark.slow
 def test_prepared_liberty_is_siliconcompilers_preparation(cache_dir, pdk_paths, tmp_path: Path):
     """The cached file is byte for byte what SiliconCompiler writes into a node; a changed
     Liberty is a new entry holding the change."""

@@ -5,8 +5,9 @@ the prepared synthesis Liberty (closer.flow.liberty_prep), tool versions
 Entries are keyed by content (SHA-256) or by a file's path, size and mtime, never by a run, so a
 changed input is a new entry and an old entry is never wrong. Writers put a temporary file next to
 the entry and rename it into place, so concurrent runs never read a half-written entry. The root
-is `$CLOSER_CACHE_DIR`, else `$XDG_CACHE_HOME/closer`, else `~/.cache/closer`; where it cannot be
-created (a read-only home in a sandbox) the flow computes everything in place, as before.
+is closer's user cache (closer.paths.user_cache_root: `$CLOSER_CACHE_DIR`, else `~/.cache/closer`)
+under `flow/`; where it cannot be created (a read-only home in a sandbox) the flow computes
+everything in place, as before.
 """
 
 from __future__ import annotations
@@ -19,17 +20,12 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-CACHE_ENV = "CLOSER_CACHE_DIR"
+from closer.paths import user_cache_root
 
 
 def cache_root() -> Path | None:
-    """The cache folder, created if needed; None when it cannot be created or written."""
-    explicit = os.environ.get(CACHE_ENV)
-    if explicit:
-        root = Path(explicit)
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        root = Path(base) / "closer"
+    """The flow's cache folder, created if needed; None when it cannot be created or written."""
+    root = user_cache_root() / "flow"
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError:

@@ -187,6 +187,9 @@ def _report(results: list[dict]) -> str:
         f"- {r['design']}: {r['rounds']} rounds, {r['machine']['cpus']} CPUs, load average "
         f"{r['machine']['loadavg_1m_start']} at start and {r['machine']['loadavg_1m_end']} at the "
         f"end, measured {r['machine']['measured_utc']}" for r in results]
+    lines += ["", "A wall ratio is conclusive only at a load below the CPU count and over several "
+              "rounds; otherwise the CPU ratio is the figure to read (a 'yes' on wall alone can "
+              "come from the load changing between the legs)."]
     lines += ["", "Per node, SiliconCompiler's task time minus the time in the tool (s, median):", ""]
     for r in results:
         for leg in ("flow", "baseline"):

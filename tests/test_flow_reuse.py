@@ -68,7 +68,7 @@ def _stored_run(tmp_path: Path, cache: reuse.FlowCache, key: str) -> Path:
     (out / "sc" / "top.vg").write_text("module top(); endmodule\n")
     log = tmp_path / "run" / "flow.log"
     log.write_text("flow log\n")
-    cache.store(key, out, log, out / "metadata.json", out / "sc" / "top.vg")
+    cache.store(key, out, log, {"answer": 42})
     return out
 
 
@@ -78,12 +78,12 @@ def test_store_then_restore_gives_the_same_folder(tmp_path: Path) -> None:
     assert cache.lookup(key) is None
     _stored_run(tmp_path, cache, key)
     entry = cache.lookup(key)
-    assert entry is not None and entry.metadata == "metadata.json" and entry.netlist == "sc/top.vg"
+    assert entry is not None and entry.result == {"answer": 42}
     again = tmp_path / "again" / "flow"
     cache.restore(entry, again, tmp_path / "again" / "flow.log")
     assert json.loads((again / "metadata.json").read_text()) == {"synth__design__instance__area": 12.5}
     assert (again / "sc" / "top.vg").read_text() == "module top(); endmodule\n"
-    assert "reused flow run" in (tmp_path / "again" / "flow.log").read_text()
+    assert "reused run" in (tmp_path / "again" / "flow.log").read_text()
     assert not list((tmp_path / "cache").glob("*/.staging-*"))
 
 
@@ -111,22 +111,13 @@ def test_a_second_writer_of_a_key_leaves_the_first_entry(tmp_path: Path) -> None
     other.mkdir(parents=True)
     (other / "metadata.json").write_text("{}")
     (tmp_path / "other" / "flow.log").write_text("")
-    cache.store(key, other, tmp_path / "other" / "flow.log", other / "metadata.json", None)
+    cache.store(key, other, tmp_path / "other" / "flow.log", {"answer": 0})
     assert cache.lookup(key) == first
 
 
 @pytest.mark.parametrize("flag", reuse.TIME_CUT_FLAGS)
-def test_a_run_cut_by_its_time_budget_is_not_stored(tmp_path: Path, flag: str) -> None:
-    cache = reuse.FlowCache(tmp_path / "cache")
-    out = tmp_path / "flow"
-    out.mkdir()
-    (out / "metadata.json").write_text(json.dumps({flag: True}))
-    (tmp_path / "flow.log").write_text("")
-    assert cache.store("34" * 32, out, tmp_path / "flow.log", out / "metadata.json", None) is False
-    assert cache.lookup("34" * 32) is None
-    (out / "metadata.json").write_text(json.dumps({flag: False}))
-    assert cache.store("34" * 32, out, tmp_path / "flow.log", out / "metadata.json", None) is True
-    assert cache.lookup("34" * 32) is not None
+def test_a_run_cut_by_its_time_budget_counts_as_time_cut(flag: str) -> None:
+    assert reuse.time_cut({flag: True}) and not reuse.time_cut({flag: False}) and not reuse.time_cut({})
 
 
 def test_cache_dir_follows_the_environment(tmp_path: Path, monkeypatch) -> None:
@@ -175,3 +166,52 @@ def test_an_unchanged_synth_call_is_reused_recorded_and_charged(tmp_path: Path, 
     assert first == second
     # the absolute figure (<= 2 s) is bench/flow_reuse.py's on a quiet machine; here: far below a run
     assert runs[1] < runs[0] / 2, f"reused synth call took {runs[1]:.2f} s, the first {runs[0]:.2f} s"
+
+
+class _LecTask:  # the fields closer.tasks.score.run_lec reads
+    top, config = "gcd", "default"
+
+    def __init__(self, parameters: dict) -> None:
+        self.parameters = {"default": parameters}
+
+
+def _swap_first_inverter(netlist: Path, out: Path) -> Path:
+    text = netlist.read_text()
+    assert "sky130_fd_sc_hd__inv_1 " in text or "sky130_fd_sc_hd__xor2_1 " in text
+    if "sky130_fd_sc_hd__inv_1 " in text:
+        text = text.replace("sky130_fd_sc_hd__inv_1 ", "sky130_fd_sc_hd__buf_1 ", 1)
+    else:
+        text = text.replace("sky130_fd_sc_hd__xor2_1 ", "sky130_fd_sc_hd__xnor2_1 ", 1)
+    out.write_text(text)
+    return out
+
+
+@pytest.mark.slow
+def test_lec_of_the_same_rtl_and_netlist_is_reused_and_a_changed_netlist_is_not(tmp_path: Path, monkeypatch) -> None:
+    """Real Yosys: the proof is stored and served again (the prover is not run); a perturbed
+    netlist has another key and is refuted by a real run."""
+    from closer.designs.model import load_design
+    from closer.flow.runner import run_flow
+    from closer.tasks import lec, score
+
+    monkeypatch.setenv(reuse.CACHE_ENV, str(tmp_path / "cache"))
+    loaded, paths = load_design("gcd")
+    run_flow("gcd", to="synth", backend="classic", out=tmp_path / "flow")
+    netlist = tmp_path / "flow" / "sc" / "gcd" / "job" / "synth" / "0" / "outputs" / "gcd.vg"
+    sources = paths.rtl(loaded)
+    task = _LecTask(loaded.config("default").parameters)
+    first = score.run_lec(sources, task, netlist, tmp_path / "lec1")
+    assert first.result == lec.EQUIVALENT
+
+    def no_prover(job):
+        raise AssertionError("the prover ran although the result was stored")
+
+    monkeypatch.setattr(lec, "run_lec", no_prover)
+    again = score.run_lec(sources, task, netlist, tmp_path / "lec2")
+    assert (again.result, again.proven) == (first.result, first.proven)
+    assert str(tmp_path / "lec2") in again.reason and all(log.is_file() for log in again.logs)
+    monkeypatch.undo()
+    monkeypatch.setenv(reuse.CACHE_ENV, str(tmp_path / "cache"))
+    mutant = _swap_first_inverter(netlist, tmp_path / "mutant.vg")
+    refuted = score.run_lec(sources, task, mutant, tmp_path / "lec3")
+    assert refuted.result == lec.NOT_EQUIVALENT

@@ -33,7 +33,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from closer.pdk import default_pdk_root
 
@@ -60,8 +60,7 @@ class Entry(BaseModel):
     key: str
     created_at: str
     source: str  # the output folder of the run that was stored
-    metadata: str  # output-relative path of metadata.json
-    netlist: str | None  # output-relative path of the synthesized netlist
+    result: dict[str, JsonValue] = {}  # what the step returned besides its folder (LEC: its verdict)
 
 
 def cache_dir(control: Path | None) -> Path | None:
@@ -132,18 +131,25 @@ def tools_digest(search_path: str) -> str:
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
-def flow_key(design_folder: Path, argv_tail: list[str], search_path: str) -> str:
-    """The cache key of `closer flow run <design_folder> <argv_tail>` (the arguments after the
-    folder, without `--out`)."""
+def _key(step: str, inputs: str, fields: dict, search_path: str) -> str:
     parts = {
-        "format": FORMAT,
-        "arguments": argv_tail,
-        "design": folder_digest(design_folder),
+        "format": FORMAT, "step": step, "inputs": inputs, "fields": fields,
         "code": code_digest(),
         "pdk": pdk_digest(Path(os.environ.get("PDK_ROOT") or default_pdk_root())),
         "tools": tools_digest(search_path),
     }
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def flow_key(design_folder: Path, argv_tail: list[str], search_path: str) -> str:
+    """The cache key of `closer flow run <design_folder> <argv_tail>` (the arguments after the
+    folder, without `--out`)."""
+    return _key("flow", folder_digest(design_folder), {"arguments": argv_tail}, search_path)
+
+
+def files_key(step: str, files: list[Path], fields: dict, search_path: str) -> str:
+    """The cache key of a step over `files` (in their order, by content) and JSON `fields`."""
+    return _key(step, "\n".join(_sha256_file(path) for path in files), fields, search_path)
 
 
 class FlowCache:
@@ -162,31 +168,32 @@ class FlowCache:
             return None
         return entry if entry.key == key and entry.format == FORMAT else None
 
-    def restore(self, entry: Entry, out: Path, log: Path) -> None:
+    def restore(self, entry: Entry, out: Path, log: Path | None = None) -> None:
         """The entry's output folder copied to `out` (replacing it) and its log to `log`, headed by
         where it came from."""
         source = self.entry_dir(entry.key)
         shutil.rmtree(out, ignore_errors=True)
         shutil.copytree(source / OUTPUT_DIR, out, symlinks=True)
-        header = (f"[closer] reused flow run {entry.key} (first run {entry.created_at} in {entry.source}); "
-                  "its log follows\n")
-        log.write_text(header + (source / LOG_FILE).read_text(errors="replace"))
+        if log is not None:
+            header = (f"[closer] reused run {entry.key} (first run {entry.created_at} in {entry.source}); "
+                      "its log follows\n")
+            stored = source / LOG_FILE
+            log.write_text(header + (stored.read_text(errors="replace") if stored.is_file() else ""))
 
-    def store(self, key: str, out: Path, log: Path, metadata: Path, netlist: Path | None) -> bool:
-        """A finished run kept under `key` unless a time budget cut it (False); a concurrent
-        writer of the same key wins, silently."""
+    def store(self, key: str, out: Path, log: Path | None = None, result: dict | None = None) -> None:
+        """A finished, deterministic run kept under `key` (the caller decides it is one); a
+        concurrent writer of the same key wins, silently."""
         if self.lookup(key) is not None:
-            return True
-        if time_cut(json.loads(metadata.read_text())):
-            return False
+            return
         final = self.entry_dir(key)
         final.parent.mkdir(parents=True, exist_ok=True)
         staging = final.parent / f".staging-{uuid.uuid4().hex}"
         try:
             shutil.copytree(out, staging / OUTPUT_DIR, symlinks=True)
-            shutil.copyfile(log, staging / LOG_FILE)
+            if log is not None:
+                shutil.copyfile(log, staging / LOG_FILE)
             entry = Entry(key=key, created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                          source=str(out), metadata=_relative(metadata, out), netlist=_relative(netlist, out))
+                          source=str(out), result=result or {})
             (staging / ENTRY_FILE).write_text(entry.model_dump_json(indent=1) + "\n")
             try:
                 staging.rename(final)
@@ -194,12 +201,7 @@ class FlowCache:
                 pass
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-        return True
 
 
 def time_cut(metadata: dict) -> bool:
     return any(metadata.get(flag) for flag in TIME_CUT_FLAGS)
-
-
-def _relative(path: Path | None, out: Path) -> str | None:
-    return None if path is None else path.relative_to(out).as_posix()

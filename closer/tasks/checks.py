@@ -267,9 +267,10 @@ def run_synthesis(design_folder: Path, task: TaskConfig, out: Path, to: str = "s
         if watcher:
             watcher.stop()
     if error is None and fpaths.metadata.is_file():
-        if cache:
-            cache.store(key, out, log, fpaths.metadata, netlist if netlist.is_file() else None)
-        return _finished(fpaths, netlist)
+        finished = _finished(fpaths, netlist)
+        if cache and not flowcache.time_cut(finished.metrics):  # a run a time budget cut may differ next time
+            cache.store(key, out, log)
+        return finished
     # a failed STA step still leaves the synthesized netlist and the unconstrained-endpoint report
     audit = unconstrained_from_report(fpaths.node_dir("sta") / "reports" / "unconstrained.rpt")
     partial = {} if audit is None else {mk.UNCONSTRAINED_ENDPOINTS: audit}

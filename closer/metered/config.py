@@ -115,6 +115,9 @@ class ToolCommands(_Strict):
     version: list[str] | None = None
     env: dict[str, str] = Field(default_factory=dict)
 
+    def with_env(self, extra: dict[str, str]) -> ToolCommands:
+        return self.model_copy(update={"env": {**self.env, **extra}})
+
     @field_validator("commands")
     @classmethod
     def _non_empty_argv(cls, value: list[list[str]]) -> list[list[str]]:

@@ -23,7 +23,9 @@ from pathlib import Path
 
 from closer.budget import Budget, ToolClass, check_call
 from closer.errors import CloserError, InputError
+from closer.flow import reuse as flow_reuse
 from closer.inputs import load_json_model
+from closer.metrics import FLOW_REUSED
 from closer.metered.config import ARGS_PLACEHOLDER, ToolConfig, load_tool_config
 from closer.metered.estimator import NO_ESTIMATE, RewardEstimate, load_estimator
 from closer.metered.execute import ToolRun, estimate_reward, execute_tool
@@ -134,7 +136,8 @@ def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = N
             surface_digest=snapshot.digest, changes=changes, layers=layers, unclassified=unclassified,
             refused=list(snapshot.refused),
             cost=CallCost(counted=counted, units=budget.weights.of(tool) if counted else 0.0,
-                          tool_wall_s=tool_run.wall_s, peak_rss_mb=tool_run.peak_rss_mb),
+                          tool_wall_s=tool_run.wall_s, peak_rss_mb=tool_run.peak_rss_mb,
+                          reused=tool_run.metrics.get(FLOW_REUSED) == 1),
             outcome=tool_run.outcome, message=tool_run.message, exit_codes=tool_run.exit_codes,
             metrics=tool_run.metrics, **scored,
             best_reward=best, remaining=remaining(budget, used_after, elapsed_end),
@@ -233,6 +236,10 @@ def _run_counted(ws: WorkspacePaths, config: ToolConfig, tool: ToolClass, args: 
         estimator = load_estimator(config.reward, ws.control)
     except CloserError as exc:
         return ToolRun(Outcome.INFRA_ERROR, str(exc)), None
+    cache = flow_reuse.cache_dir(ws.control)
+    if cache is not None:  # the run's flow cache: its tools reuse unchanged flow runs (closer.flow.reuse)
+        cmds = cmds.with_env({flow_reuse.CACHE_ENV: str(cache)})
+        sandbox = sandbox.with_writable(cache) if sandbox else None
     tool_run = execute_tool(tree, cmds, args, results_dir, min(cmds.timeout_s, wall_left_s), sandbox)
     if tool_run.outcome is not Outcome.OK or estimator is None:
         return tool_run, None

@@ -11,7 +11,7 @@ no network and leave no process behind.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from closer.sandbox.bwrap import require_programs
@@ -26,6 +26,9 @@ class ToolSandbox:
     masked: tuple[Path, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     readable: tuple[Path, ...] = ()  # bound again after the private /tmp (inputs that live in /tmp)
+
+    def with_writable(self, *paths: Path) -> ToolSandbox:
+        return replace(self, writable=(*self.writable, *paths))
 
     def wrap(self, argv: list[str], cwd: Path | None = None) -> list[str]:
         bwrap = require_programs()["bwrap"]

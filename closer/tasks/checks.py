@@ -222,6 +222,7 @@ class FlowOutcome:
     netlist: Path | None
     error: str | None
     metadata: Path | None
+    reused: str | None = None  # the flow cache key this run was served from (closer.flow.reuse)
 
 
 FLOW_TIMEOUT_S = 3600.0  # the evaluator's wall-clock limit for one flow run (firdma's physical
@@ -233,21 +234,31 @@ def run_synthesis(design_folder: Path, task: TaskConfig, out: Path, to: str = "s
     """`closer flow run <folder> --to <to>` (`sta`: synthesis and STA; `pnr`: also the physical
     flow, whose keys are merged into metadata.json) in its own process group, stopped after
     `timeout_s`; a tool failure or the time limit is returned as `error`, not raised. The
-    netlist is the synthesized one either way (the physical flow does not change it)."""
+    netlist is the synthesized one either way (the physical flow does not change it). An
+    unchanged run is served from the flow cache when one is active (closer.flow.reuse)."""
     import sys
 
     from closer.procs import Command, run
+    from closer.flow import reuse as flowcache
     from closer.toolchain import search_path
 
     fpaths = FlowPaths(out, task.design)
     netlist = fpaths.node_dir("synth") / "outputs" / f"{task.top}.vg"
-    command = Command([sys.executable, "-m", "closer", "flow", "run", str(design_folder), "--config", task.config,
-                       "--to", to, "--backend", "classic", "--out", str(out)],
+    log = out.parent / f"{out.name}.log"
+    tail = ["--config", task.config, "--to", to, "--backend", "classic"]
+    cache = flowcache.active()
+    key = flowcache.flow_key(design_folder, tail, search_path()) if cache else None
+    if cache and (entry := cache.lookup(key)) is not None:
+        cache.restore(entry, out, log)
+        if progress:
+            progress(f"[flow] unchanged: reused the flow run of {entry.created_at} (cache key {key[:12]})")
+        return _finished(fpaths, netlist, reused=key)
+    command = Command([sys.executable, "-m", "closer", "flow", "run", str(design_folder), *tail, "--out", str(out)],
                       env={"PATH": search_path()}, timeout_s=timeout_s)
     error = None
     watcher = FlowWatcher(fpaths, progress) if progress else None
     try:
-        done = run(command, out.parent / f"{out.name}.log", check=False)
+        done = run(command, log, check=False)
         if not done.ok:
             error = f"flow to {to} failed (exit {done.returncode}; log {done.log}): {done.log_tail(8)}"
     except CloserError as exc:  # ToolTimeout: the process group was killed
@@ -256,13 +267,20 @@ def run_synthesis(design_folder: Path, task: TaskConfig, out: Path, to: str = "s
         if watcher:
             watcher.stop()
     if error is None and fpaths.metadata.is_file():
-        return FlowOutcome(json.loads(fpaths.metadata.read_text()), netlist if netlist.is_file() else None,
-                           None, fpaths.metadata)
+        finished = _finished(fpaths, netlist)
+        if cache and not flowcache.time_cut(finished.metrics):  # a run a time budget cut may differ next time
+            cache.store(key, out, log)
+        return finished
     # a failed STA step still leaves the synthesized netlist and the unconstrained-endpoint report
     audit = unconstrained_from_report(fpaths.node_dir("sta") / "reports" / "unconstrained.rpt")
     partial = {} if audit is None else {mk.UNCONSTRAINED_ENDPOINTS: audit}
     return FlowOutcome(partial, netlist if netlist.is_file() else None,
                        error or f"flow to {to} wrote no {fpaths.metadata}", None)
+
+
+def _finished(fpaths: FlowPaths, netlist: Path, reused: str | None = None) -> FlowOutcome:
+    return FlowOutcome(json.loads(fpaths.metadata.read_text()), netlist if netlist.is_file() else None,
+                       None, fpaths.metadata, reused)
 
 
 class FlowWatcher:

@@ -205,7 +205,9 @@ def _score(record: EvaluationRecord, task: TaskConfig, hidden: HiddenConfig, pat
     record.provenance = {k: v for k, v in hid.metrics.items() if k.startswith("run__")}
     record.provenance.update({"task_design_revision": task.design_revision, "suite_version": task.suite_version,
                               "cocotb": version("cocotb"), "simulator": "icarus",
-                              "scoring_wall_s": {"hidden": hid.timings_s, "public": pub.timings_s}})
+                              "scoring_wall_s": {"hidden": hid.timings_s, "public": pub.timings_s},
+                              # the flow cache key a scoring's flow run was reused from (closer.flow.reuse)
+                              "flow_reused": {s.label: s.flow.reused if s.flow else None for s in (hid, pub)}})
     record_verdict(record, hid.verdict)
     record.public_reward = pub.verdict.reward if pub.verdict.scored else None
     if record.public_reward is not None and record.reward is not None and record.scored:

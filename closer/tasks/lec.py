@@ -33,6 +33,7 @@ from closer.procs import Command, run
 from closer.toolchain import search_path
 
 EQUIVALENT, NOT_EQUIVALENT, INCONCLUSIVE = mk.LEC_CHOICES
+DECIDED = (EQUIVALENT, NOT_EQUIVALENT)
 ACTIVE_HIGH_RESETS = ("reset", "rst", "areset", "arst")
 ACTIVE_LOW_RESETS = ("reset_n", "resetn", "rst_n", "rstn", "areset_n", "arst_n", "aresetn")
 
@@ -65,6 +66,20 @@ class LecResult:
     counterexample_cycle: int | None = None
     logs: list[Path] = field(default_factory=list)
     wall_s: float = 0.0
+
+    def record(self, work: Path) -> dict:
+        """The result as JSON, its logs relative to `work` (closer.flow.reuse stores it)."""
+        return {"result": self.result, "reason": self.reason, "proven": self.proven, "unproven": self.unproven,
+                "counterexample_cycle": self.counterexample_cycle, "wall_s": self.wall_s,
+                "logs": [log.relative_to(work).as_posix() for log in self.logs]}
+
+    @classmethod
+    def from_record(cls, record: dict, old_work: Path, work: Path) -> LecResult:
+        """A stored result whose files now lie in `work` (the reason names its logs there)."""
+        return cls(result=record["result"], reason=str(record["reason"]).replace(str(old_work), str(work)),
+                   proven=record["proven"], unproven=record["unproven"],
+                   counterexample_cycle=record["counterexample_cycle"], wall_s=record["wall_s"],
+                   logs=[work / rel for rel in record["logs"]])
 
     def metrics(self) -> dict[str, object]:
         return {mk.LEC_RESULT: self.result, "closer__lec__proven": self.proven,

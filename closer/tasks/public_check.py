@@ -31,6 +31,7 @@ from pathlib import Path
 import click
 
 from closer import __version__
+from closer import metrics as mk
 from closer.errors import CloserError
 from closer.tasks import checks, rtl_policy
 from closer.tasks.estimator import ESTIMATE_FEASIBLE, ESTIMATE_REWARD
@@ -251,14 +252,15 @@ def run_tool(tool: str, ws: Path, task: TaskConfig, results: Path) -> tuple[dict
         return m, text, False
     if tool == "synth":
         m, text, outcome = public_synth(ws, task, results)
-        return m, text, outcome.error is not None
+        return m | {mk.FLOW_REUSED: int(outcome.reused is not None)}, text, outcome.error is not None
     score = public_score(ws, task, results)
     lines = verify_lines(score)
     if tool == "pnr":
         lines = pnr_lines(score, task, pnr_outputs(score, task, results)) + lines
     # a flow that did not run to its end is a tool failure unless the func gate stopped it first
     failed = score.flow is not None and score.flow.error is not None
-    return public_metrics(score), lines, failed
+    reused = score.flow is not None and score.flow.reused is not None
+    return public_metrics(score) | {mk.FLOW_REUSED: int(reused)}, lines, failed
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from closer import __version__
 from closer.agents import AgentSpec
 from closer.errors import CloserError, InputError, ToolMissing, ToolTimeout
 from closer.budget import resolve_budget
+from closer.flow import reuse as flow_reuse
 from closer.metered.broker import Broker
 from closer.metered.config import load_tool_config
 from closer.metered.front import record_interrupted_call
@@ -272,6 +273,8 @@ def _evaluate_and_record(paths, task, agent: AgentSpec, trial: int, tp: TrialPat
         evaluation = evaluate_sandboxed(ws.root, paths, tp)
     except CloserError as exc:
         verifier_error = f"evaluator error: {exc}"
+    finally:
+        _drop_trial_flow_cache(tp)
     scoreable = evaluation is not None and evaluation.accepted
     score_produced = evaluation is not None and evaluation.scored
     if evaluation is not None and not evaluation.accepted:
@@ -403,13 +406,23 @@ def evaluate_sandboxed(workspace: Path, paths, tp: TrialPaths) -> EvaluationReco
     """`closer evaluate` from the pristine tree, in its own sandbox (read-only host, writes only
     its output folder, no network), after the agent's namespace is gone."""
     sandbox = tools_sandbox.for_evaluation(tp.evaluation, inputs=(paths.suite.root, workspace))
+    env = {}
+    if (cache := flow_reuse.cache_dir(tp.run)) is not None:  # the flow runs of the trial's calls are reused
+        sandbox, env = sandbox.with_writable(cache), {flow_reuse.CACHE_ENV: str(cache)}
     argv = [sys.executable, "-m", "closer", "evaluate", str(workspace), "--task", str(paths.root),
             "--out", str(tp.evaluation)]
-    done = run(Command(sandbox.wrap(argv)), tp.evaluate_log, check=False)
+    done = run(Command(sandbox.wrap(argv), env=env), tp.evaluate_log, check=False)
     record = tp.evaluation / "evaluation.json"
     if not record.is_file():
         raise CloserError(f"the evaluator wrote no record (exit {done.returncode}): {done.log_tail(3)}")
     return load_json_model(record, EvaluationRecord, "evaluation record")  # InputError: a verifier failure
+
+
+def _drop_trial_flow_cache(tp: TrialPaths) -> None:
+    """The trial's own flow cache serves only its calls and its evaluation (a shared
+    $CLOSER_FLOW_CACHE is kept)."""
+    if os.environ.get(flow_reuse.CACHE_ENV) is None:
+        shutil.rmtree(tp.run / flow_reuse.RUN_CACHE, ignore_errors=True)
 
 
 def prepare_workspace(task_workspace: Path, tp: TrialPaths) -> WorkspacePaths:

@@ -153,11 +153,29 @@ def gls_conditions(cond: Conditions) -> Conditions:
 
 def run_lec(sources: list[Path], task: TaskConfig, netlist: Path, work: Path) -> lec.LecResult:
     """The candidate's RTL against the netlist the flow synthesized from it (the layout is built
-    from that netlist and LVS ties the layout to it)."""
+    from that netlist and LVS ties the layout to it). A proof or refutation of the same RTL and
+    netlist is reused from the flow cache (closer.flow.reuse): the hidden and public scorings
+    synthesize the same netlist, and a verify call has often checked the tree already."""
+    from closer.flow import reuse
+    from closer.toolchain import search_path
+
     job = lec.LecJob(rtl=sources, top=task.top, netlist=netlist, liberty=pdk().liberty(LEC_CORNER),
                      work=work, parameters=task.parameters[task.config],
                      reset=lec.find_reset(lec.netlist_inputs(netlist)))
-    return lec.run_lec(job)
+    cache = reuse.active()
+    if cache is None:
+        return lec.run_lec(job)
+    fields = {"top": job.top, "parameters": job.parameters, "liberty": str(job.liberty),
+              "reset": None if job.reset is None else [job.reset.name, job.reset.active_high],
+              "bmc_cycles": job.bmc_cycles, "rtl": [p.name for p in sources]}
+    key = reuse.files_key("lec", [*sources, netlist], fields, search_path())
+    if (entry := cache.lookup(key)) is not None:
+        cache.restore(entry, work)
+        return lec.LecResult.from_record(entry.result, old_work=Path(entry.source), work=work)
+    result = lec.run_lec(job)
+    if result.result in lec.DECIDED:  # an inconclusive run may be a solver time-out: never reused
+        cache.store(key, work, result=result.record(work))
+    return result
 
 
 def verdict(metrics: dict, sc: ScoringConditions, out: Path, flow_error: str | None) -> Verdict:

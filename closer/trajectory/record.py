@@ -98,6 +98,9 @@ class CallCost(_Model):
     units: float = Field(ge=0, description="weighted cost charged (0 when not counted)")
     tool_wall_s: float = Field(ge=0, description="wall time of the tool commands")
     peak_rss_mb: float | None = Field(None, description="largest peak RSS of the tool commands")
+    reused: bool = Field(False, description=(
+        "the call's flow run was served from the run's flow cache (an unchanged design); charged "
+        "like any other call (docs/tasks.md, budget rules)"))
 
 
 class TrajectoryRecord(_Model):

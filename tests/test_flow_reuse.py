@@ -1,0 +1,217 @@
+"""Reuse of unchanged flow runs (closer.flow.reuse): the key covers every input, only finished runs
+are stored, a damaged entry is a miss, and a second unchanged metered `synth` is served from the
+workspace's cache, recorded and charged."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from closer.flow import reuse
+from closer.tasks.generate import generate_suite
+from closer.tasks.models import TaskKind
+from closer.tasks.paths import SuitePaths
+from closer.toolchain import search_path
+
+TAIL = ["--config", "default", "--to", "sta", "--backend", "classic"]
+
+
+def _design(tmp: Path) -> Path:
+    folder = tmp / "design" / "d"
+    (folder / "rtl").mkdir(parents=True)
+    (folder / "rtl" / "top.v").write_text("module top(input a, output y); assign y = a; endmodule\n")
+    (folder / "design.toml").write_text('[design]\nname = "d"\n')
+    return folder
+
+
+def _key(folder: Path, tail: list[str] = TAIL) -> str:
+    return reuse.flow_key(folder, tail, search_path())
+
+
+def test_the_key_changes_with_every_input(tmp_path: Path) -> None:
+    folder = _design(tmp_path)
+    first = _key(folder)
+    assert _key(folder) == first  # stable
+    assert _key(folder, ["--config", "default", "--to", "pnr", "--backend", "classic"]) != first
+    (folder / "rtl" / "top.v").write_text("module top(input a, output y); assign y = ~a; endmodule\n")
+    assert _key(folder) != first
+    (folder / "rtl" / "top.v").write_text("module top(input a, output y); assign y = a; endmodule\n")
+    assert _key(folder) == first
+    (folder / "rtl" / "extra.vh").write_text("// a new header\n")
+    assert _key(folder) != first
+
+
+def test_the_key_covers_the_pdk_and_the_tools(tmp_path: Path, monkeypatch) -> None:
+    folder = _design(tmp_path)
+    first = _key(folder)
+    pdk = tmp_path / "pdk"
+    (pdk / "lib").mkdir(parents=True)
+    (pdk / "lib" / "cells.lib").write_text("library(x) {}\n")
+    monkeypatch.setenv("PDK_ROOT", str(pdk))
+    assert _key(folder) != first
+    with_pdk = _key(folder)
+    (pdk / "lib" / "cells.lib").write_text("library(y) {}\n")
+    assert _key(folder) != with_pdk
+    assert reuse.flow_key(folder, TAIL, str(tmp_path / "empty-path")) != _key(folder)  # other tool programs
+
+
+def _stored_run(tmp_path: Path, cache: reuse.FlowCache, key: str) -> Path:
+    out = tmp_path / "run" / "flow"
+    (out / "sc").mkdir(parents=True)
+    (out / "metadata.json").write_text(json.dumps({"synth__design__instance__area": 12.5}))
+    (out / "sc" / "top.vg").write_text("module top(); endmodule\n")
+    log = tmp_path / "run" / "flow.log"
+    log.write_text("flow log\n")
+    cache.store(key, out, log, {"answer": 42})
+    return out
+
+
+def test_store_then_restore_gives_the_same_folder(tmp_path: Path) -> None:
+    cache = reuse.FlowCache(tmp_path / "cache")
+    key = "ab" * 32
+    assert cache.lookup(key) is None
+    _stored_run(tmp_path, cache, key)
+    entry = cache.lookup(key)
+    assert entry is not None and entry.result == {"answer": 42}
+    again = tmp_path / "again" / "flow"
+    cache.restore(entry, again, tmp_path / "again" / "flow.log")
+    assert json.loads((again / "metadata.json").read_text()) == {"synth__design__instance__area": 12.5}
+    assert (again / "sc" / "top.vg").read_text() == "module top(); endmodule\n"
+    assert "reused run" in (tmp_path / "again" / "flow.log").read_text()
+    assert not list((tmp_path / "cache").glob("*/.staging-*"))
+
+
+@pytest.mark.parametrize("damage", ["garbage", "other key", "missing"])
+def test_a_damaged_entry_is_a_miss(tmp_path: Path, damage: str) -> None:
+    cache = reuse.FlowCache(tmp_path / "cache")
+    key = "cd" * 32
+    _stored_run(tmp_path, cache, key)
+    entry_file = cache.entry_dir(key) / reuse.ENTRY_FILE
+    if damage == "garbage":
+        entry_file.write_text("{not json")
+    elif damage == "other key":
+        entry_file.write_text(entry_file.read_text().replace(key, "ef" * 32))
+    else:
+        entry_file.unlink()
+    assert cache.lookup(key) is None
+
+
+def test_a_second_writer_of_a_key_leaves_the_first_entry(tmp_path: Path) -> None:
+    cache = reuse.FlowCache(tmp_path / "cache")
+    key = "12" * 32
+    _stored_run(tmp_path, cache, key)
+    first = cache.lookup(key)
+    other = tmp_path / "other" / "flow"
+    other.mkdir(parents=True)
+    (other / "metadata.json").write_text("{}")
+    (tmp_path / "other" / "flow.log").write_text("")
+    cache.store(key, other, tmp_path / "other" / "flow.log", {"answer": 0})
+    assert cache.lookup(key) == first
+
+
+@pytest.mark.parametrize("flag", reuse.TIME_CUT_FLAGS)
+def test_a_run_cut_by_its_time_budget_counts_as_time_cut(flag: str) -> None:
+    assert reuse.time_cut({flag: True}) and not reuse.time_cut({flag: False}) and not reuse.time_cut({})
+
+
+def test_cache_dir_follows_the_environment(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv(reuse.CACHE_ENV, raising=False)
+    assert reuse.cache_dir(tmp_path / "run") == tmp_path / "run" / reuse.RUN_CACHE
+    assert reuse.cache_dir(None) is None
+    assert reuse.active() is None
+    monkeypatch.setenv(reuse.CACHE_ENV, reuse.DISABLED)
+    assert reuse.cache_dir(tmp_path / "run") is None and reuse.active() is None
+    monkeypatch.setenv(reuse.CACHE_ENV, str(tmp_path / "shared"))
+    assert reuse.cache_dir(tmp_path / "run") == (tmp_path / "shared").resolve()
+    assert reuse.active() is not None
+
+
+def _closer_tool(workspace: Path, tool: str, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "closer.metered", "--workspace", str(workspace), tool],
+                          capture_output=True, text=True, env=env)
+
+
+@pytest.mark.slow
+def test_an_unchanged_synth_call_is_reused_recorded_and_charged(tmp_path: Path, monkeypatch) -> None:
+    """Real Yosys + OpenSTA: the second unchanged `closer-tool synth` comes from the workspace's
+    flow cache in under 2 s with the same metrics; an RTL edit runs the flow again."""
+    import os
+
+    monkeypatch.delenv(reuse.CACHE_ENV, raising=False)  # the workspace's own cache, not the tests' shared one
+    env = {k: v for k, v in os.environ.items() if k != reuse.CACHE_ENV}
+    suite = SuitePaths(tmp_path / "suite")
+    generate_suite("gcd", suite.root, budgets=["low"], kinds=[TaskKind.A])
+    ws = tmp_path / "ws"
+    shutil.copytree(suite.task("gcd-A-low").workspace, ws)
+    runs = []
+    for _ in range(2):
+        t0 = time.monotonic()
+        done = _closer_tool(ws, "synth", env)
+        runs.append(time.monotonic() - t0)
+        assert done.returncode == 0, done.stdout + done.stderr
+    rtl = next((ws / "rtl").glob("*.v"))
+    rtl.write_text(rtl.read_text() + "\n// an edit\n")
+    assert _closer_tool(ws, "synth", env).returncode == 0
+    records = [json.loads(line) for line in (ws / ".closer" / "trajectory.jsonl").read_text().splitlines()]
+    assert [r["cost"]["reused"] for r in records] == [False, True, False]
+    assert all(r["cost"]["counted"] and r["cost"]["units"] > 0 for r in records)  # reuse is charged
+    drop = {"closer__flow__reused"}
+    first, second = ({k: v for k, v in r["metrics"].items() if k not in drop} for r in records[:2])
+    assert first == second
+    # the absolute figure (<= 2 s) is bench/flow_reuse.py's on a quiet machine; here: far below a run
+    assert runs[1] < runs[0] / 2, f"reused synth call took {runs[1]:.2f} s, the first {runs[0]:.2f} s"
+
+
+class _LecTask:  # the fields closer.tasks.score.run_lec reads
+    top, config = "gcd", "default"
+
+    def __init__(self, parameters: dict) -> None:
+        self.parameters = {"default": parameters}
+
+
+def _swap_first_inverter(netlist: Path, out: Path) -> Path:
+    text = netlist.read_text()
+    assert "sky130_fd_sc_hd__inv_1 " in text or "sky130_fd_sc_hd__xor2_1 " in text
+    if "sky130_fd_sc_hd__inv_1 " in text:
+        text = text.replace("sky130_fd_sc_hd__inv_1 ", "sky130_fd_sc_hd__buf_1 ", 1)
+    else:
+        text = text.replace("sky130_fd_sc_hd__xor2_1 ", "sky130_fd_sc_hd__xnor2_1 ", 1)
+    out.write_text(text)
+    return out
+
+
+@pytest.mark.slow
+def test_lec_of_the_same_rtl_and_netlist_is_reused_and_a_changed_netlist_is_not(tmp_path: Path, monkeypatch) -> None:
+    """Real Yosys: the proof is stored and served again (the prover is not run); a perturbed
+    netlist has another key and is refuted by a real run."""
+    from closer.designs.model import load_design
+    from closer.flow.runner import run_flow
+    from closer.tasks import lec, score
+
+    monkeypatch.setenv(reuse.CACHE_ENV, str(tmp_path / "cache"))
+    loaded, paths = load_design("gcd")
+    run_flow("gcd", to="synth", backend="classic", out=tmp_path / "flow")
+    netlist = tmp_path / "flow" / "sc" / "gcd" / "job" / "synth" / "0" / "outputs" / "gcd.vg"
+    sources = paths.rtl(loaded)
+    task = _LecTask(loaded.config("default").parameters)
+    first = score.run_lec(sources, task, netlist, tmp_path / "lec1")
+    assert first.result == lec.EQUIVALENT
+
+    def no_prover(job):
+        raise AssertionError("the prover ran although the result was stored")
+
+    monkeypatch.setattr(lec, "run_lec", no_prover)
+    again = score.run_lec(sources, task, netlist, tmp_path / "lec2")
+    assert (again.result, again.proven) == (first.result, first.proven)
+    assert str(tmp_path / "lec2") in again.reason and all(log.is_file() for log in again.logs)
+    monkeypatch.undo()
+    monkeypatch.setenv(reuse.CACHE_ENV, str(tmp_path / "cache"))
+    mutant = _swap_first_inverter(netlist, tmp_path / "mutant.vg")
+    refuted = score.run_lec(sources, task, mutant, tmp_path / "lec3")
+    assert refuted.result == lec.NOT_EQUIVALENT

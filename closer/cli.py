@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import NoReturn
 
 import click
-from click.utils import make_default_short_help
 
 from closer import __version__
 from closer.errors import CloserError
@@ -73,7 +72,9 @@ class LazyGroup(click.Group):
         if not names:
             return
         limit = formatter.width - 6 - max(len(name) for name in names)
-        rows = [(name, make_default_short_help(COMMANDS[name][1], limit)) for name in names]
+        # a stand-in command shortens the help exactly as click shortens a real one
+        rows = [(name, click.Command(name, help=COMMANDS[name][1]).get_short_help_str(limit))
+                for name in names]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 

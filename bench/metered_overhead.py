@@ -18,6 +18,7 @@ docs/perf-metered.json and docs/perf-metered.md, with the load average and versi
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -155,9 +156,16 @@ def provenance(load_before: tuple[float, float, float]) -> dict:
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus (shared)",
         "load_average_1min_before": round(load_before[0], 2),
         "load_average_1min_after": round(os.getloadavg()[0], 2),
-        "bytecode": "no .pyc written (PYTHONDONTWRITEBYTECODE)" if os.environ.get("PYTHONDONTWRITEBYTECODE")
-        else "default",
+        "bytecode": bytecode_state(),
     }
+
+
+def bytecode_state() -> str:
+    """How many of closer's modules have bytecode at least as new as their source."""
+    sources = sorted((ROOT / "closer").rglob("*.py"))
+    compiled = [s for s in sources if (pyc := Path(importlib.util.cache_from_source(str(s)))).exists()
+                and pyc.stat().st_mtime >= s.stat().st_mtime]
+    return f"{len(compiled)} of {len(sources)} closer modules have current .pyc"
 
 
 def markdown(result: dict) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 
 BROKER_ENV = "CLOSER_BROKER"
@@ -49,6 +48,8 @@ def main(argv: list[str]) -> int:
 
 
 def _ask(request: dict) -> dict:
+    import socket  # here: a standalone status never needs it
+
     path = broker_path()
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:

@@ -22,6 +22,7 @@ import importlib.util
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -52,29 +53,37 @@ def child_env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-def timed(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> float:
-    """Wall milliseconds of one run; a failing command stops the bench (nothing is measured wrong)."""
+Sample = tuple[float, float]  # (wall ms, CPU ms of the child processes)
+
+
+def timed(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> Sample:
+    """One run; a failing command stops the bench (nothing is measured wrong)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, env=env or child_env(), stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT)
     wall_ms = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         sys.exit(f"bench: {' '.join(argv)} exited {done.returncode}:\n{done.stdout.decode(errors='replace')}")
-    return wall_ms
+    cpu_ms = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    return wall_ms, cpu_ms
 
 
-def interleaved(runs: int, cases: dict[str, Callable[[], float]]) -> dict[str, list[float]]:
+def interleaved(runs: int, cases: dict[str, Callable[[], Sample]]) -> dict[str, list[Sample]]:
     """Each case once per round, in turn, so both sides see the same load."""
-    samples: dict[str, list[float]] = {name: [] for name in cases}
+    samples: dict[str, list[Sample]] = {name: [] for name in cases}
     for _ in range(runs):
         for name, case in cases.items():
             samples[name].append(case())
     return samples
 
 
-def summary(values: list[float]) -> dict:
-    return {"median_ms": round(statistics.median(values), 1), "min_ms": round(min(values), 1),
-            "max_ms": round(max(values), 1), "runs": len(values)}
+def summary(values: list[Sample]) -> dict:
+    walls = [wall for wall, _ in values]
+    return {"median_ms": round(statistics.median(walls), 1), "min_ms": round(min(walls), 1),
+            "max_ms": round(max(walls), 1), "cpu_median_ms": round(statistics.median(c for _, c in values), 1),
+            "runs": len(values)}
 
 
 def bare_sim(ws: WorkspacePaths, work: Path) -> Callable[[], float]:
@@ -86,8 +95,9 @@ def bare_sim(ws: WorkspacePaths, work: Path) -> Callable[[], float]:
     compile_argv = ["iverilog", "-g2012", "-o", str(out / "sim.vvp"), "rtl/counter.v", "tb/counter_tb.v"]
     run_argv = ["vvp", "-n", str(out / "sim.vvp")]
 
-    def case() -> float:
-        return timed(compile_argv, cwd=tree) + timed(run_argv, cwd=tree)
+    def case() -> Sample:
+        (compile_wall, compile_cpu), (run_wall, run_cpu) = timed(compile_argv, cwd=tree), timed(run_argv, cwd=tree)
+        return compile_wall + run_wall, compile_cpu + run_cpu
 
     return case
 
@@ -123,7 +133,8 @@ def measure(runs: int, work: Path) -> dict:
 
 
 def rows(samples: dict) -> list[dict]:
-    med = {group: {name: statistics.median(v) for name, v in cases.items()} for group, cases in samples.items()}
+    med = {group: {name: statistics.median(wall for wall, _ in v) for name, v in cases.items()}
+           for group, cases in samples.items()}
     bare = med["sim"]["bare iverilog + vvp"]
     measured = [
         ("closer-tool status", med["status"]["closer-tool status"], GOALS_MS["status"], "python -c pass",
@@ -149,9 +160,11 @@ def provenance(load_before: tuple[float, float, float]) -> dict:
         return (done.stdout or done.stderr).strip().splitlines()[0] if (done.stdout or done.stderr).strip() else "?"
 
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    changed = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                             capture_output=True, text=True)
     return {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "closer_version": __version__, "git_commit": commit.stdout.strip() or "?",
+        "closer_version": __version__, "git_commit": (commit.stdout.strip() or "?") + (" with uncommitted changes" if changed.stdout.strip() else ""),
         "python": sys.version.split()[0], "iverilog": first_line(["iverilog", "-V"]),
         "machine": f"{platform.machine()}, {os.cpu_count()} cpus (shared)",
         "load_average_1min_before": round(load_before[0], 2),
@@ -177,15 +190,20 @@ def markdown(result: dict) -> str:
     for r in result["rows"]:
         lines.append(f"| {r['row']} | {r['measured_ms']} ms | {r['goal_ms']:g} ms | {r['ratio_to_goal']} | "
                      f"{'yes' if r['meets_goal'] else 'no'} | {r['reference']}: {r['reference_ms']} ms |")
-    lines += ["", "All samples (ms): median / min / max.", "", "| case | median | min | max |", "|---|---:|---:|---:|"]
+    lines += ["", "All samples (ms): wall median / min / max, and the children's CPU time (median).", "",
+              "| case | median | min | max | CPU |", "|---|---:|---:|---:|---:|"]
     for cases in result["samples"].values():
         for name, s in cases.items():
-            lines.append(f"| {name} | {s['median_ms']} | {s['min_ms']} | {s['max_ms']} |")
+            lines.append(f"| {name} | {s['median_ms']} | {s['min_ms']} | {s['max_ms']} | {s['cpu_median_ms']} |")
     lines += ["", f"Measured {p['date']} at commit {p['git_commit']} (closer {p['closer_version']}), Python "
               f"{p['python']}, {p['iverilog']}, {p['machine']}; 1-minute load average "
               f"{p['load_average_1min_before']} before, {p['load_average_1min_after']} after; bytecode: "
               f"{p['bytecode']}. The brokered rows serve the call from a broker thread in the bench "
-              "process without the tool sandbox (bubblewrap needs root).", ""]
+              "process without the tool sandbox (bubblewrap needs root)."]
+    if p["load_average_1min_before"] > (os.cpu_count() or 1):
+        lines += ["", f"The load average was above the {os.cpu_count()} CPUs: wall times include waiting for a CPU "
+                  "(see the reference rows, measured in the same rounds, and the CPU column)."]
+    lines.append("")
     return "\n".join(lines)
 
 

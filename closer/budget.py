@@ -7,7 +7,6 @@ a run records and is checked against. `check_call` is the one budget rule.
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -15,15 +14,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from closer.errors import InputError
 from closer.tomlio import load_toml_model
+from closer.toolclass import ToolClass
 
 BUDGETS_FILE = Path(__file__).resolve().parent / "data" / "budgets.toml"
-
-
-class ToolClass(StrEnum):
-    SIM = "sim"
-    SYNTH = "synth"
-    PNR = "pnr"
-    VERIFY = "verify"
 
 
 def _uncapped_to_none(value: object) -> object:

@@ -1,13 +1,15 @@
 """The `closer` command line. It only parses options, builds models and calls the library.
 
 Each feature keeps its commands in its own module; they are loaded lazily so that `closer --help`
-stays fast and one feature's import error does not break the others.
+stays fast (it imports none of them: the listing comes from `COMMANDS`, which a test keeps equal to
+the real commands) and one feature's import error does not break the others.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+from pathlib import Path
 from typing import NoReturn
 
 import click
@@ -15,20 +17,28 @@ import click
 from closer import __version__
 from closer.errors import CloserError
 
-# command name -> "module:attribute" of a click command or group
-COMMANDS: dict[str, str] = {
-    "doctor": "closer.doctor:doctor_command",
-    "pdk": "closer.pdk:pdk_group",
-    "reward": "closer.reward.cli:reward_group",
-    "trajectory": "closer.trajectory.cli:trajectory_group",
-    "flow": "closer.flow.cli:flow_group",
-    "design": "closer.designs.cli:design_group",
-    "mutants": "closer.mutants.cli:mutants_group",
-    "task": "closer.tasks.cli:task_group",
-    "evaluate": "closer.tasks.cli:evaluate_command",
-    "report": "closer.report.cli:report_command",
-    "drc": "closer.drc.cli:drc_group",
+# command name -> ("module:attribute" of a click command or group, its short help as listed)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "doctor": ("closer.doctor:doctor_command",
+               "Report every tool (required/optional), its path and version, the PDK and the backend."),
+    "pdk": ("closer.pdk:pdk_group", "Inspect the PDK found through PDK_ROOT."),
+    "reward": ("closer.reward.cli:reward_group",
+               "Gated log-penalty reward R = G · exp(−Σ w·max(0, log(m/m*))) from ORFS metrics."),
+    "trajectory": ("closer.trajectory.cli:trajectory_group",
+                   "Measures, plots and replay of metered-tool trajectories."),
+    "flow": ("closer.flow.cli:flow_group", "Run the implementation flow on a design."),
+    "design": ("closer.designs.cli:design_group",
+               "Design folders: designs/ and the folders of $CLOSER_DESIGN_PATH."),
+    "mutants": ("closer.mutants.cli:mutants_group",
+                "Mutation-based verification scoring: generate mutants, score testbenches by kills."),
+    "task": ("closer.tasks.cli:task_group", "Stage-paired tasks: generate, run an agent, export to Harbor."),
+    "evaluate": ("closer.tasks.cli:evaluate_command",
+                 "Score WORKSPACE on a pristine copy of TASK under the hidden conditions."),
+    "report": ("closer.report.cli:report_command",
+               "Tables, best-so-far curves, A+B vs C, bootstrap CIs and the invalid-run manifest of RUNS."),
+    "drc": ("closer.drc.cli:drc_group", "Rule -> KLayout DRC script tasks: generate, import, run, select, report."),
 }
+PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 def _load(spec: str) -> click.Command | None:
@@ -42,13 +52,31 @@ def _load(spec: str) -> click.Command | None:
     return getattr(module, attr)
 
 
+def _installed(spec: str) -> bool:
+    """The command's module is there (a file check: listing imports nothing)."""
+    relative = Path(*spec.split(":")[0].split(".")[1:])
+    return (PACKAGE_DIR / relative).with_suffix(".py").is_file() or (PACKAGE_DIR / relative / "__init__.py").is_file()
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(name for name, spec in COMMANDS.items() if _load(spec) is not None)
+        return sorted(name for name, (spec, _) in COMMANDS.items() if _installed(spec))
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        spec = COMMANDS.get(name)
-        return _load(spec) if spec else None
+        entry = COMMANDS.get(name)
+        return _load(entry[0]) if entry else None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """As click lists them, from the table's short helps instead of the loaded commands."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        # a stand-in command shortens the help exactly as click shortens a real one
+        rows = [(name, click.Command(name, help=COMMANDS[name][1]).get_short_help_str(limit))
+                for name in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
 
 @click.group(cls=LazyGroup)

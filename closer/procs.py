@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import ctypes
 import os
+import select
 import shlex
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,23 +91,56 @@ def run(command: Command, log: Path, check: bool = True) -> Completed:
 
 
 def _wait(proc: subprocess.Popen, start: float, timeout_s: float | None):
-    """Wait for `proc` with `wait4`; on timeout kill its process group and return (None, rusage)."""
-    delay = 0.005
-    while True:
-        pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            return proc.returncode, rusage
-        if timeout_s is not None and time.monotonic() - start > timeout_s:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            _, _, rusage = os.wait4(proc.pid, 0)
-            proc.returncode = -signal.SIGKILL
-            return None, rusage
-        time.sleep(delay)
-        delay = min(delay * 2, 0.1)
+    """Wait for `proc` without polling: block until it exits or its time is up (on a pidfd, or in
+    a thread where the kernel has none), then reap it with `wait4` for its rusage. On timeout kill
+    its process group and return (None, rusage)."""
+    left = None if timeout_s is None else max(timeout_s - (time.monotonic() - start), 0.0)
+    timed_out = not _exits_within(proc.pid, left)
+    if timed_out:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    _, status, rusage = os.wait4(proc.pid, 0)
+    if timed_out:
+        proc.returncode = -signal.SIGKILL
+        return None, rusage
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, rusage
+
+
+def _exits_within(pid: int, timeout_s: float | None) -> bool:
+    """True once child `pid` has exited (not reaped), False if `timeout_s` passed first."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # no pidfd (kernel < 5.3): a thread waits instead
+        return _exits_within_thread(pid, timeout_s)
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        while True:
+            wait_ms = None if deadline is None else max(int((deadline - time.monotonic()) * 1000) + 1, 0)
+            if poller.poll(wait_ms):
+                return True
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+    finally:
+        os.close(pidfd)
+
+
+def _exits_within_thread(pid: int, timeout_s: float | None) -> bool:
+    exited = threading.Event()
+
+    def wait_exit() -> None:
+        try:
+            os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # leaves the child for wait4 to reap
+        except ChildProcessError:
+            pass  # reaped after a time-out
+        exited.set()
+
+    threading.Thread(target=wait_exit, name=f"wait-{pid}", daemon=True).start()
+    return exited.wait(timeout_s)
 
 
 PR_SET_PDEATHSIG = 1

@@ -47,6 +47,11 @@ else
   log "Python packages present"
 fi
 
+# Closer's own bytecode, written here because its processes often cannot: inside a sandbox the
+# package is mounted read-only, and every `closer-tool` call would compile it again (up to date
+# files are skipped, so this is quick on a second run).
+"$VENV/bin/python" -m compileall -q -j 0 closer >/dev/null
+
 # qrouter 1.4.88 with our patches (closer/physical/patches/qrouter-*.patch) for the classic backend;
 # Debian bookworm packages only 1.4.71. Fast when already built.
 bash scripts/build-qrouter.sh | sed 's/^/[bootstrap] /'

@@ -54,7 +54,25 @@ def _assert_all_gone(procs: list[psutil.Process], timeout_s: float = 10.0) -> No
     pytest.fail(f"processes left behind: {names}")
 
 
-def test_timeout_kills_the_whole_group(tmp_path: Path):
+@pytest.fixture(params=["pidfd", "thread"])
+def wait_path(request, monkeypatch):
+    """Both ways `run` waits for a child: on a pidfd, and in a thread where the kernel has none."""
+    if request.param == "thread":
+        def no_pidfd(pid: int) -> int:
+            raise OSError(38, "pidfd_open not implemented")
+
+        monkeypatch.setattr(os, "pidfd_open", no_pidfd)
+    return request.param
+
+
+def test_exit_status_and_rusage_either_way(tmp_path: Path, wait_path: str):
+    done = run(Command(["sh", "-c", "sleep 0.2; exit 3"]), tmp_path / "log", check=False)
+    assert done.returncode == 3
+    assert 0.2 <= done.wall_s < 5
+    assert done.peak_rss_mb > 0
+
+
+def test_timeout_kills_the_whole_group(tmp_path: Path, wait_path: str):
     start = time.monotonic()
     with pytest.raises(ToolTimeout):
         run(Command(["sh", "-c", "sleep 60 & sleep 60 & wait"], timeout_s=0.5), tmp_path / "log")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 
 BROKER_ENV = "CLOSER_BROKER"
@@ -49,6 +48,8 @@ def main(argv: list[str]) -> int:
 
 
 def _ask(request: dict) -> dict:
+    import socket  # here: a standalone status never needs it
+
     path = broker_path()
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
@@ -92,9 +93,16 @@ def format_status(st: dict) -> str:
 
 def entry() -> None:
     """The `closer-tool` command: the broker's client inside a sandbox ($CLOSER_BROKER set),
-    else the metering itself on a standalone workspace (closer.metered.cli, imported only then)."""
+    else the metering itself on a standalone workspace (closer.metered.cli, imported only then;
+    a plain status whose files are unchanged since they were last read is answered from the
+    status cache, closer.metered.status_view, without it)."""
     if broker_path():
         sys.exit(main(sys.argv[1:]))
+    from closer.metered.status_view import quick_status_text
+
+    if (text := quick_status_text(sys.argv[1:])) is not None:
+        print(text)
+        sys.exit(0)
     from closer.metered.cli import main as standalone_main
 
     standalone_main()

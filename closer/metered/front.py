@@ -30,7 +30,7 @@ from closer.metered.config import ARGS_PLACEHOLDER, ToolConfig, load_tool_config
 from closer.metered.estimator import NO_ESTIMATE, RewardEstimate, load_estimator
 from closer.metered.execute import ToolRun, estimate_reward, execute_tool
 from closer.metered.layers import infer_layers
-from closer.metered.ledger import Ledger, read_ledger, remaining, workspace_lock
+from closer.metered.ledger import Ledger, read_ledger, refresh_status_cache, remaining, workspace_lock
 from closer.metered.paths import CONTROL_DIR, WorkspacePaths
 from closer.metered.run import file_sha256, load_run_info, utc_now
 from closer.sandbox.tools import ToolSandbox
@@ -149,6 +149,7 @@ def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = N
         with TrajectoryWriter(ws.trajectory) as writer:
             writer.append(record)
         ws.inflight.unlink(missing_ok=True)
+        refresh_status_cache(ws)
         if results_dir is not None and ws.brokered:
             shutil.rmtree(ws.call_dir(seq, tool), ignore_errors=True)
     logs = [results_dir / log.relative_to(staging) for log in feedback_logs] if results_dir else []

@@ -1,5 +1,6 @@
 """What a run has spent so far, read back from its trajectory (the trajectory is the ledger), the
-workspace lock that serializes calls, and `status`, which reports the budget left without spending."""
+workspace lock that serializes calls, and `status`, which reports the budget left without spending
+(and leaves what it read in the status cache, closer.metered.status_view)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from closer.budget import Budget, ToolClass
+from closer.errors import CloserError
 from closer.inputs import load_json_model
 from closer.metered.paths import WorkspacePaths
 from closer.metered.run import load_run_info, utc_now
+from closer.metered.status_view import Status, StatusBasis, remaining_of, status_key, status_of, store_basis
 from closer.trajectory.reader import TrajectoryReader
 from closer.trajectory.record import RunInfo, TrajectoryRecord
 
@@ -49,12 +52,8 @@ def read_ledger(ws: WorkspacePaths, run_info: RunInfo) -> Ledger:
 
 
 def remaining(budget: Budget, used: dict[ToolClass, int], elapsed_s: float) -> dict[str, float | None]:
-    left: dict[str, float | None] = {}
-    for tool in ToolClass:
-        cap = budget.cap(tool)
-        left[tool.value] = None if cap is None else max(cap - used[tool], 0)
-    left["wall_s"] = max(budget.wall_s - elapsed_s, 0.0)
-    return left
+    return remaining_of({t.value: budget.cap(t) for t in ToolClass}, {t.value: used[t] for t in ToolClass},
+                        budget.wall_s, elapsed_s)
 
 
 @contextmanager
@@ -69,39 +68,42 @@ def workspace_lock(ws: WorkspacePaths) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-@dataclass(frozen=True)
-class Status:
-    run_id: str
-    tier: str
-    caps: dict[str, int | None]
-    used: dict[str, int]
-    remaining: dict[str, float | None]
-    elapsed_s: float
-    wall_s: float
-    best_reward: float | None
-    calls: int
-    bad_lines: list[str]
-    call_running: bool = False
-    interrupted_call: int | None = None  # seq of a killed call the next call will record (counted)
-
-
 def status(ws: WorkspacePaths) -> Status:
     ws.check_layout()
+    key = status_key(ws)
     run_info = load_run_info(ws)
     ledger = read_ledger(ws, run_info)
-    elapsed = (utc_now() - run_info.started_at).total_seconds()
-    budget = run_info.budget
+    now = utc_now()
     running, interrupted = _inflight_state(ws)
+    if not running and interrupted is None and status_key(ws) == key:  # unchanged while read
+        store_basis(ws, key, status_basis(run_info, ledger))
     if interrupted is not None and interrupted.seq >= ledger.next_seq:
         ledger.used[interrupted.tool] += 1
-    return Status(
-        run_id=run_info.run_id, tier=budget.tier,
-        caps={t.value: budget.cap(t) for t in ToolClass},
-        used={t.value: n for t, n in ledger.used.items()},
-        remaining=remaining(budget, ledger.used, elapsed), elapsed_s=elapsed, wall_s=budget.wall_s,
-        best_reward=ledger.best_reward, calls=ledger.records, bad_lines=ledger.bad_lines,
-        call_running=running, interrupted_call=interrupted.seq if interrupted else None,
-    )
+    return status_of(status_basis(run_info, ledger), now, running, interrupted.seq if interrupted else None)
+
+
+def refresh_status_cache(ws: WorkspacePaths) -> None:
+    """Under the run's lock, after a call: read the ledger strictly, as `status` would, and cache
+    what it says, so that the next status is answered without models. A ledger that cannot be
+    read leaves no cache (the strict status reports it)."""
+    if ws.inflight.exists():
+        return
+    key = status_key(ws)
+    try:
+        run_info = load_run_info(ws)
+        basis = status_basis(run_info, read_ledger(ws, run_info))
+    except CloserError:
+        return
+    store_basis(ws, key, basis)
+
+
+def status_basis(run_info: RunInfo, ledger: Ledger) -> StatusBasis:
+    budget = run_info.budget
+    return StatusBasis(
+        run_id=run_info.run_id, tier=budget.tier, caps={t.value: budget.cap(t) for t in ToolClass},
+        wall_s=budget.wall_s, started_at=run_info.started_at.isoformat(),
+        used={t.value: ledger.used[t] for t in ToolClass}, best_reward=ledger.best_reward,
+        calls=ledger.records, bad_lines=list(ledger.bad_lines))
 
 
 def _inflight_state(ws: WorkspacePaths) -> tuple[bool, TrajectoryRecord | None]:

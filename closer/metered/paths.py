@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from closer.budget import ToolClass
 from closer.errors import InputError
+from closer.toolclass import ToolClass
 
 CONTROL_DIR = ".closer"
 RESULTS_DIR = "results"
@@ -27,6 +27,8 @@ class WorkspacePaths:
             trajectory.jsonl         one TrajectoryRecord per call (append-only)
             lock                     flock'd while a call runs (calls are serialized)
             inflight.json            the running call's partial record (left behind if it was killed)
+            status-cache.json        what `status` last read from run.json + the trajectory, keyed by
+                                     their SHA-256 (closer.metered.status_view; never the ledger)
             objects/<aa>/<sha256>    content-addressed blobs of edit-surface files
             snapshots/<sha256>.json  manifests: relative path -> blob digest
             versions/                logs of the tool --version probes
@@ -67,6 +69,10 @@ class WorkspacePaths:
     @property
     def inflight(self) -> Path:
         return self.control / "inflight.json"
+
+    @property
+    def status_cache(self) -> Path:
+        return self.control / "status-cache.json"
 
     @property
     def objects(self) -> Path:

@@ -1,0 +1,233 @@
+"""Benchmark: the fixed cost of the metered tools and of `closer --help`, each beside its reference.
+
+    .venv/bin/python bench/metered_overhead.py [--runs N]
+
+Rows (issue 27), every measurement interleaved with its reference in the same invocation so that
+the shared machine's load hits both alike:
+
+* `closer-tool status` on a started standalone workspace, median of N, against 50 ms; beside it
+  `python -c pass` (the interpreter's own start) and the brokered status (the thin client).
+* `closer-tool sim` minus the same simulator commands run bare (iverilog + vvp, in the same
+  tree), median of N each, against +50 ms; standalone and through the broker.
+* `closer --help` against 100 ms, beside `python -c pass`.
+
+The child processes run the checkout this script is in (PYTHONPATH). Results go to
+docs/perf-metered.json and docs/perf-metered.md, with the load average and versions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from closer import __version__  # noqa: E402
+from closer.metered.broker import Broker  # noqa: E402
+from closer.metered.paths import WorkspacePaths  # noqa: E402
+from tests.metered_helpers import make_workspace, tool_config  # noqa: E402
+
+GOALS_MS = {"status": 50.0, "sim_overhead": 50.0, "help": 100.0}
+PYTHON = str(ROOT / ".venv" / "bin" / "python")
+CLOSER_TOOL = str(ROOT / ".venv" / "bin" / "closer-tool")
+CLOSER = str(ROOT / ".venv" / "bin" / "closer")
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("CLOSER_BROKER", "CLOSER_WORKSPACE")}
+    env["PYTHONPATH"] = str(ROOT)
+    return {**env, **extra}
+
+
+Sample = tuple[float, float]  # (wall ms, CPU ms of the child processes)
+
+
+def timed(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> Sample:
+    """One run; a failing command stops the bench (nothing is measured wrong)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, env=env or child_env(), stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT)
+    wall_ms = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        sys.exit(f"bench: {' '.join(argv)} exited {done.returncode}:\n{done.stdout.decode(errors='replace')}")
+    cpu_ms = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+    return wall_ms, cpu_ms
+
+
+def interleaved(runs: int, cases: dict[str, Callable[[], Sample]]) -> dict[str, list[Sample]]:
+    """Each case once per round, in turn, so both sides see the same load."""
+    samples: dict[str, list[Sample]] = {name: [] for name in cases}
+    for _ in range(runs):
+        for name, case in cases.items():
+            samples[name].append(case())
+    return samples
+
+
+def summary(values: list[Sample]) -> dict:
+    walls = [wall for wall, _ in values]
+    return {"median_ms": round(statistics.median(walls), 1), "min_ms": round(min(walls), 1),
+            "max_ms": round(max(walls), 1), "cpu_median_ms": round(statistics.median(c for _, c in values), 1),
+            "runs": len(values)}
+
+
+def bare_sim(ws: WorkspacePaths, work: Path) -> Callable[[], float]:
+    """The sim class's own commands, run directly in a copy of the workspace's tree."""
+    tree = work / "bare"
+    shutil.copytree(ws.root, tree, ignore=shutil.ignore_patterns(".closer", "results"))
+    out = tree / "out"
+    out.mkdir()
+    compile_argv = ["iverilog", "-g2012", "-o", str(out / "sim.vvp"), "rtl/counter.v", "tb/counter_tb.v"]
+    run_argv = ["vvp", "-n", str(out / "sim.vvp")]
+
+    def case() -> Sample:
+        (compile_wall, compile_cpu), (run_wall, run_cpu) = timed(compile_argv, cwd=tree), timed(run_argv, cwd=tree)
+        return compile_wall + run_wall, compile_cpu + run_cpu
+
+    return case
+
+
+def measure(runs: int, work: Path) -> dict:
+    config = tool_config(None, budget={"sim": "uncapped", "wall_s": 10 * 86400.0})
+    ws = make_workspace(work / "ws", config)
+    brokered_ws = make_workspace(work / "ws-brokered", config)
+    socket_path = work / "broker.sock"
+    broker = Broker(brokered_ws, socket_path).start()
+    via_broker = child_env(CLOSER_BROKER=str(socket_path))
+    python_pass = lambda: timed([PYTHON, "-c", "pass"])  # noqa: E731
+    try:
+        status = interleaved(runs, {
+            "python -c pass": python_pass,
+            "closer-tool status": lambda: timed([CLOSER_TOOL, "status"], cwd=ws.root),
+            "closer-tool status (brokered)": lambda: timed([CLOSER_TOOL, "status"], cwd=brokered_ws.root,
+                                                           env=via_broker),
+        })
+        sim = interleaved(runs, {
+            "bare iverilog + vvp": bare_sim(ws, work),
+            "closer-tool sim": lambda: timed([CLOSER_TOOL, "sim"], cwd=ws.root),
+            "closer-tool sim (brokered)": lambda: timed([CLOSER_TOOL, "sim"], cwd=brokered_ws.root,
+                                                        env=via_broker),
+        })
+        helps = interleaved(runs, {
+            "python -c pass": python_pass,
+            "closer --help": lambda: timed([CLOSER, "--help"]),
+        })
+    finally:
+        broker.stop(wait_s=60)
+    return {"status": status, "sim": sim, "help": helps}
+
+
+def rows(samples: dict) -> list[dict]:
+    med = {group: {name: statistics.median(wall for wall, _ in v) for name, v in cases.items()}
+           for group, cases in samples.items()}
+    bare = med["sim"]["bare iverilog + vvp"]
+    measured = [
+        ("closer-tool status", med["status"]["closer-tool status"], GOALS_MS["status"], "python -c pass",
+         med["status"]["python -c pass"]),
+        ("closer-tool status (brokered)", med["status"]["closer-tool status (brokered)"], GOALS_MS["status"],
+         "python -c pass", med["status"]["python -c pass"]),
+        ("closer-tool sim over bare", med["sim"]["closer-tool sim"] - bare, GOALS_MS["sim_overhead"],
+         "bare iverilog + vvp", bare),
+        ("closer-tool sim (brokered) over bare", med["sim"]["closer-tool sim (brokered)"] - bare,
+         GOALS_MS["sim_overhead"], "bare iverilog + vvp", bare),
+        ("closer --help", med["help"]["closer --help"], GOALS_MS["help"], "python -c pass",
+         med["help"]["python -c pass"]),
+    ]
+    return [{"row": name, "measured_ms": round(value, 1), "goal_ms": goal,
+             "ratio_to_goal": round(value / goal, 2), "meets_goal": value <= goal,
+             "reference": ref_name, "reference_ms": round(ref, 1)}
+            for name, value, goal, ref_name, ref in measured]
+
+
+def provenance(load_before: tuple[float, float, float]) -> dict:
+    def first_line(argv: list[str]) -> str:
+        done = subprocess.run(argv, capture_output=True, text=True)
+        return (done.stdout or done.stderr).strip().splitlines()[0] if (done.stdout or done.stderr).strip() else "?"
+
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    changed = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+                             capture_output=True, text=True)
+    return {
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "closer_version": __version__, "git_commit": (commit.stdout.strip() or "?") + (" with uncommitted changes" if changed.stdout.strip() else ""),
+        "python": sys.version.split()[0], "iverilog": first_line(["iverilog", "-V"]),
+        "machine": f"{platform.machine()}, {os.cpu_count()} cpus (shared)",
+        "load_average_1min_before": round(load_before[0], 2),
+        "load_average_1min_after": round(os.getloadavg()[0], 2),
+        "bytecode": bytecode_state(),
+    }
+
+
+def bytecode_state() -> str:
+    """How many of closer's modules have bytecode at least as new as their source."""
+    sources = sorted((ROOT / "closer").rglob("*.py"))
+    compiled = [s for s in sources if (pyc := Path(importlib.util.cache_from_source(str(s)))).exists()
+                and pyc.stat().st_mtime >= s.stat().st_mtime]
+    return f"{len(compiled)} of {len(sources)} closer modules have current .pyc"
+
+
+def markdown(result: dict) -> str:
+    p = result["provenance"]
+    lines = ["# Metered tools' fixed cost and `closer --help`", "",
+             "Written by `bench/metered_overhead.py` (do not edit by hand). Medians of "
+             f"{result['runs']} runs, each interleaved with its reference.", "",
+             "| row | measured | goal | ratio to goal | meets | reference |", "|---|---:|---:|---:|:-:|---|"]
+    for r in result["rows"]:
+        lines.append(f"| {r['row']} | {r['measured_ms']} ms | {r['goal_ms']:g} ms | {r['ratio_to_goal']} | "
+                     f"{'yes' if r['meets_goal'] else 'no'} | {r['reference']}: {r['reference_ms']} ms |")
+    lines += ["", "All samples (ms): wall median / min / max, and the children's CPU time (median).", "",
+              "| case | median | min | max | CPU |", "|---|---:|---:|---:|---:|"]
+    for cases in result["samples"].values():
+        for name, s in cases.items():
+            lines.append(f"| {name} | {s['median_ms']} | {s['min_ms']} | {s['max_ms']} | {s['cpu_median_ms']} |")
+    lines += ["", f"Measured {p['date']} at commit {p['git_commit']} (closer {p['closer_version']}), Python "
+              f"{p['python']}, {p['iverilog']}, {p['machine']}; 1-minute load average "
+              f"{p['load_average_1min_before']} before, {p['load_average_1min_after']} after; bytecode: "
+              f"{p['bytecode']}. The brokered rows serve the call from a broker thread in the bench "
+              "process without the tool sandbox (bubblewrap needs root)."]
+    if p["load_average_1min_before"] > (os.cpu_count() or 1):
+        lines += ["", f"The load average was above the {os.cpu_count()} CPUs: wall times include waiting for a CPU "
+                  "(see the reference rows, measured in the same rounds, and the CPU column)."]
+    lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--out", type=Path, default=ROOT / "docs", help="folder for perf-metered.json/.md")
+    args = parser.parse_args()
+    load_before = os.getloadavg()
+    work = Path(tempfile.mkdtemp(prefix="metered-overhead-"))
+    try:
+        samples = measure(args.runs, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    result = {"runs": args.runs, "rows": rows(samples),
+              "samples": {g: {n: summary(v) for n, v in cases.items()} for g, cases in samples.items()},
+              "provenance": provenance(load_before)}
+    for r in result["rows"]:
+        print(f"{r['row']:40s} {r['measured_ms']:8.1f} ms  goal {r['goal_ms']:5.0f} ms  ratio {r['ratio_to_goal']:5.2f}"
+              f"  ({r['reference']} {r['reference_ms']:.1f} ms)")
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "perf-metered.json").write_text(json.dumps(result, indent=2) + "\n")
+    (args.out / "perf-metered.md").write_text(markdown(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from closer.designs.fetch import fetch_command
-from closer.designs.model import SEARCH_PATH_ENV, list_designs, load_design
+from closer.designs.model import SEARCH_PATH_ENV, list_designs
 
 
 @click.group("design")

@@ -31,7 +31,7 @@ from closer import __version__
 from closer.budget import ToolClass
 from closer.errors import InputError
 from closer.metered.paths import WorkspacePaths
-from closer.metered.snapshot import Snapshot, load_snapshot, restore_snapshot
+from closer.metered.snapshot import load_snapshot, restore_snapshot
 from closer.tasks.estimator import full_gate_tools
 from closer.tasks.evaluate import EvaluationRecord, build_tree, evaluate, load_task
 from closer.tasks.paths import SuitePaths, TaskPaths, tree_checksum

@@ -27,7 +27,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from closer import metrics as mk
 from closer.errors import InputError
 from closer.pdk import pdk
 from closer.reward import GateUnmeasured, MetricNotFound, compute_reward, load_targets, metrics_from_mapping

@@ -86,7 +86,11 @@ def elaboration_designs() -> list[DesignUnderTest]:
     return designs
 
 
-def netlist_identical(designs: list[DesignUnderTest], folder: Path, work: Path) -> bool:
+def differing_configs(designs: list[DesignUnderTest], folder: Path, work: Path) -> list[str]:
+    """The hidden configurations in which the mutant's optimised netlist differs from the golden
+    one (or Yosys cannot read it). A run of a configuration with an identical netlist cannot kill
+    the mutant, so it is not simulated; none differing: equivalent by construction."""
+    differing = []
     for design in designs:
         golden = work / f"golden-{design.config}.v"
         if not golden.is_file():
@@ -95,10 +99,11 @@ def netlist_identical(designs: list[DesignUnderTest], folder: Path, work: Path) 
         try:
             yosys_ops.canonical_netlist(design, folder, mutant, work)
         except ToolError:
-            return False
+            differing.append(design.config)
+            continue
         if yosys_ops.netlist_body(mutant) != yosys_ops.netlist_body(golden):
-            return False
-    return True
+            differing.append(design.config)
+    return differing
 
 
 def _step(name: str, rtl: Path, config: FirdmaConfig, seed_set: SeedSet, build: Path, timeout_s: float):
@@ -211,35 +216,54 @@ def main(per_file: int, seed: int, only: tuple[str, ...], first_run_only: bool) 
     designs = elaboration_designs()
     golden = GoldenLimits(BUILD / "golden")
     configs = [cfg for cfg, _ in load_hidden_runs()]
+    earlier = _earlier_rows()
     rows = []
-    # Pass 1: every mutant through the first hidden run; pass 2: its survivors through the rest.
+    # Pass 1: every mutant through the first hidden run it can differ in; pass 2: its survivors
+    # through the rest of those runs.
     for candidate in sample(designs[0], per_file, seed):
         mutant = candidate.mutant
         if only and mutant.id not in only:
             continue
+        if mutant.id in earlier:
+            rows.append(earlier[mutant.id])
+            continue
         folder = materialize(designs[0], candidate, BUILD / mutant.id / "files")
+        differing = differing_configs(designs, folder, BUILD / "canonical")
         row = {"id": mutant.id, "operator": mutant.operator.value, "file": mutant.location.file,
-               "location": str(mutant.location), "description": mutant.description, "hidden_runs": []}
-        if netlist_identical(designs, folder, BUILD / "canonical"):
+               "location": str(mutant.location), "description": mutant.description, "differs_in": differing,
+               "hidden_runs": []}
+        if not differing:
             row.update(outcome="netlist_identical", killed_by=None, failure="", wall_s=0.0)
         else:
-            row.update(run_hidden(folder / "rtl", BUILD / mutant.id / "sim", golden, configs[:1]), hidden_runs=configs[:1])
+            row.update(run_hidden(folder / "rtl", BUILD / mutant.id / "sim", golden, differing[:1]),
+                       hidden_runs=differing[:1])
         rows.append(row)
-        _record(rows, per_file, seed, golden, write=not only)
+        _record(rows, row, per_file, seed, golden, write=not only)
     for row in rows if not first_run_only else []:
-        if row["outcome"] == "survived":
-            spent = row["wall_s"]
-            row.update(run_hidden(BUILD / row["id"] / "files" / "rtl", BUILD / row["id"] / "sim", golden, configs[1:]),
-                       hidden_runs=configs)
+        rest = [c for c in row.get("differs_in", configs) if c not in row["hidden_runs"]]
+        if row["outcome"] == "survived" and rest:
+            spent, done = row["wall_s"], row["hidden_runs"]
+            row.update(run_hidden(BUILD / row["id"] / "files" / "rtl", BUILD / row["id"] / "sim", golden, rest),
+                       hidden_runs=done + rest)
             row["wall_s"] = round(row["wall_s"] + spent, 1)
-            _record(rows, per_file, seed, golden, write=not only)
+            _record(rows, row, per_file, seed, golden, write=not only)
     print(json.dumps(summarize(rows)))
 
 
-def _record(rows: list[dict], per_file: int, seed: int, golden: GoldenLimits, write: bool) -> None:
+def _earlier_rows() -> dict[str, dict]:
+    """Rows of an interrupted run of the same oracle revision, to resume from (never re-run)."""
+    if not OUT.is_file():
+        return {}
+    record = json.loads(OUT.read_text())
+    if record.get("oracle_revision") != oracle_revision():
+        return {}
+    return {row["id"]: row for row in record["mutants"]}
+
+
+def _record(rows: list[dict], row: dict, per_file: int, seed: int, golden: GoldenLimits, write: bool) -> None:
     """Print the last mutant's verdict and (after every mutant, so an interrupted run still leaves
     its record) write the JSON record and the docs table."""
-    row = rows[-1]
+
     print(f"{row['id']} {row['location']} {row['description']}: {row['outcome']} {row['killed_by'] or ''} "
           f"{row['failure'][:100]} ({row['wall_s']} s, runs {','.join(row['hidden_runs'])})", flush=True)
     record = {"simulator": "icarus", "per_file": per_file, "seed": seed,

@@ -15,7 +15,7 @@ import re
 import pytest
 
 from closer.firdma.oracle import (apply_fault, firdma_paths, load_config, load_faults, load_hidden_runs,
-                                  load_seed_set, run_spec)
+                                  load_seed_set, run_max_len, run_spec)
 from closer.firdma.requirements import BEGIN, END, render_table, replace_block, requirements_map
 from tests.conftest import require_tool
 
@@ -36,6 +36,17 @@ def test_every_requirement_has_a_check_and_every_check_a_requirement():
     assert not unknown, f"checks name unknown requirements: {sorted(unknown)}"
     unchecked = [r.id for r in reqs.values() if not r.checks]
     assert not unchecked, f"requirements no check can fail: {unchecked}"
+    unrun = {r.id: r.unrun_lens for r in reqs.values() if r.unrun_lens}
+    assert not unrun, f"requirements whose LEN limits no run reaches: {unrun}"
+
+
+def test_len_limits_are_reached_by_named_runs():
+    """LEN 0 and 1 in test_directed, 65535 (the largest) in a hidden run's test_max_len."""
+    reqs, _ = requirements_map()
+    runs = reqs["JOB-RESULTS"].lens_run
+    assert set(runs) == {0, 1, 65535}
+    assert "test_directed" in runs[0] and "test_directed" in runs[1]
+    assert any(where.endswith("test_max_len") and where.startswith("hidden") for where in runs[65535])
 
 
 def test_docs_table_is_the_generated_one():
@@ -81,6 +92,28 @@ def test_golden_passes_spec_verilator(tmp_path):
     result = run_spec(firdma_paths().rtl, load_config("small"), tmp_path / "golden", public.seeds[0],
                       public.conditions, simulator="verilator")
     assert result.passed, result.log.read_text(errors="replace")[-3000:]
+
+
+@pytest.mark.slow
+def test_golden_passes_max_len_icarus(tmp_path):
+    """test_max_len's job and checks on the golden RTL, at a LEN CI can afford (65535 in the hidden
+    set: bench/firdma_mutants.py and `seeds --set hidden`, about 10+ minutes)."""
+    require_tool("iverilog")
+    result = run_max_len(firdma_paths().rtl, load_config("small"), tmp_path / "golden", 7301, 300)
+    assert result.passed, result.log.read_text(errors="replace")[-3000:]
+    assert "job max_len_300: LEN=300" in result.log.read_text(errors="replace")
+
+
+@pytest.mark.slow
+def test_max_len_kills_the_wrapping_beat_count(tmp_path):
+    """A read beat count computed in 16 bits passes every LEN below 65535; test_max_len kills it."""
+    require_tool("iverilog")
+    fault = next(f for f in SPEC_FAULTS if f.id == "len_max_beats_overflow")
+    rtl = apply_fault(fault, firdma_paths().rtl, tmp_path / "rtl")
+    result = run_max_len(rtl, load_config("small"), tmp_path / "sim", 7301, 65535)
+    assert result.build_ok and result.completed and result.tests == 1
+    assert result.failed == 1, "the 16-bit beat count escaped test_max_len"
+    assert "JOB-" in "".join(_failure_reqs(result.log.read_text(errors="replace")))
 
 
 @pytest.mark.parametrize("fault_id,config", CI_FAULTS, ids=[fid for fid, _ in CI_FAULTS])

@@ -261,13 +261,25 @@ def run_spec(rtl_dir: Path, config: FirdmaConfig, build_dir: Path, seed: int, co
                       check_build=False)
 
 
+def run_max_len(rtl_dir: Path, config: FirdmaConfig, build_dir: Path, seed: int, length: int,
+                simulator: str = "icarus", timeout_s: float = 5400.0) -> SimResult:
+    """test_max_len: one job of `length` samples (65535, the largest LEN, in the hidden set)."""
+    env = {"FIRDMA_SEEDS": str(seed), "FIRDMA_CONDITIONS": json.dumps({"max_len": length})}
+    return run_cocotb(oracle_job(rtl_dir, config, build_dir, "test_max_len", simulator, env, timeout_s),
+                      check_build=False)
+
+
 def run_set(rtl_dir: Path, config: FirdmaConfig, build_dir: Path, seed_set: SeedSet, simulator: str = "icarus",
             stop_at_failure: bool = False) -> list[tuple[str, SimResult]]:
-    """A seed set's whole run, as the evaluator runs it: test_spec under the set's conditions,
-    test_directed, then test_random on its seeds. Stops after the first failing test if asked."""
+    """A seed set's whole run: test_spec under the set's conditions, test_directed, test_random on
+    its seeds, then, if its conditions set `max_len`, test_max_len (the longest, last). Stops after
+    the first failing test if asked."""
     steps = [("test_spec", lambda b: run_spec(rtl_dir, config, b, seed_set.seeds[0], seed_set.conditions, simulator)),
              ("test_directed", lambda b: run_directed(rtl_dir, config, b, simulator)),
              ("test_random", lambda b: run_seeds(rtl_dir, config, b, seed_set.seeds, seed_set.conditions, simulator))]
+    max_len = int(seed_set.conditions.get("max_len", 0))
+    if max_len:
+        steps.append(("test_max_len", lambda b: run_max_len(rtl_dir, config, b, seed_set.seeds[0], max_len, simulator)))
     results = []
     for name, run in steps:
         results.append((name, run(build_dir / name)))

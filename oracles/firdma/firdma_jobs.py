@@ -31,7 +31,8 @@ class Conditions:
     near_4k_prob: float = 0.4
     decerr_prob: float = 0.0     # share of error jobs answering DECERR instead of SLVERR
     exokay_prob: float = 0.0     # share of jobs whose successful responses are EXOKAY
-    long_len: int = 4099         # LEN of test_spec's long job (65535: the largest LEN)
+    long_len: int = 4099         # LEN of test_spec's long job
+    max_len: int = 0             # LEN of test_max_len's job (65535: the largest LEN); 0: no job
     lite_profiles: list[str] = field(default_factory=lambda: ["stall", "heavy"])  # test_spec's AXI-Lite stalls
 
     @classmethod
@@ -164,3 +165,16 @@ def directed_jobs(ntaps: int, data_w: int) -> list[Job]:
         job("abort_in_write_burst", 80, abort_in_write=True, burst=16, profile="heavy"),
         job("busy_writes", 30, busy_writes=True, burst=8, profile="bursty"),
     ]
+
+
+def max_len_job(seed: int, length: int, ntaps: int, data_w: int) -> Job:
+    """One job of `length` samples (the largest LEN, 65535, in the hidden set): the source starts
+    a few beats below a 4 KB boundary and the destination likewise, so both sides cross every page
+    boundary of a 128 KB window with bursts split there."""
+    rng = random.Random(seed * 7919 + length)
+    if not 1 <= length <= 0xFFFF:
+        raise ValueError(f"max_len must be 1..65535, not {length}")
+    beat = data_w // 8
+    return Job(name=f"max_len_{length}", src=SRC_BASE + 0x1000 - 3 * beat, dst=DST_BASE + 0x1000 - 7 * beat,
+               samples=_rand_samples(rng, length, False), coefs=_rand_coefs(rng, ntaps, False),
+               shift=rng.randint(6, 14), burst=16)

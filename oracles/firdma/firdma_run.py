@@ -13,7 +13,7 @@ from cocotb.triggers import ClockCycles, RisingEdge
 from firdma_env import (CTRL_ABORT, CTRL_IRQ_EN, CTRL_START, ID_VALUE, OKAY, REG_BURST, REG_COEF,
                         REG_CTRL, REG_CYCLES, REG_DST, REG_ID, REG_LEN, REG_NTAPS, REG_SHIFT, REG_SRC,
                         REG_STATUS, SLVERR, ST_ABORTED, ST_BUSY, ST_DONE, ST_ERROR, ST_FLAGS, FirdmaEnv,
-                        OracleFailure, check)
+                        OracleFailure, PROGRESS_STEP_CYCLES, check)
 from firdma_jobs import Job
 from firdma_model import fir, pack_samples
 from firdma_monitor import JobWindow
@@ -54,9 +54,11 @@ async def _abort_when_writing(env: FirdmaEnv, job: Job, budget: int) -> None:
     """ABORT as soon as the first write burst starts (or `abort_pending_writes` bursts wait), then
     `abort_delay` cycles later."""
     count = env.monitor.count
-    for _ in range(budget):
+    for waited in range(budget):
         if count.aw_bursts - count.b_resps >= max(1, job.abort_pending_writes):
             break
+        if waited % PROGRESS_STEP_CYCLES == 0:  # a job that never writes fails now, not after its budget
+            env.check_progress(job.name)
         await RisingEdge(env.dut.clk)
     if job.abort_delay:
         await ClockCycles(env.dut.clk, job.abort_delay)

@@ -274,6 +274,10 @@ def limit_jobs(env: FirdmaEnv, cond: Conditions, rng: random.Random) -> list[Job
         _job(env, rng, "burst_clamped_31", 97, burst=31, irq_en=True),
         _job(env, rng, "long_len", cond.long_len, src=page - 3 * beat, dst=DST_BASE + 0x1000 - 5 * beat,
              burst=16, irq_en=True, shift=rng.randint(8, 14)),
+        # LEN at its maximum, aborted once the first write burst starts: nothing START derives from
+        # LEN (beat and sample totals) may wrap. The whole 65535-sample job is test_max_len's.
+        _job(env, rng, "max_len_aborted", 0xFFFF, src=page - 3 * beat, dst=DST_BASE + 0x1000 - 5 * beat,
+             burst=16, irq_en=True, abort_in_write=True, must_abort=True),
     ]
     return jobs
 

@@ -7,6 +7,8 @@ Tests (select one with the runner's testcase):
                  stalling AXI4-Lite master; its seed is the first of FIRDMA_SEEDS and its stall
                  profiles, LEN limit and response codes come from FIRDMA_CONDITIONS
   test_cycles    the fixed workload that measures the `cycles` metric (FIRDMA_METRICS=<json out>)
+  test_max_len   one job of LEN = FIRDMA_CONDITIONS' max_len (65535: the largest LEN) across 4 KB
+                 boundaries; passes without a job when max_len is 0 (it is too long for most runs)
 Build parameters reach the test through FIRDMA_NTAPS and FIRDMA_DATA_W (checked against the DUT).
 FIRDMA_REPORT_DIR: if set, each test that completes writes <test>.json there with `cycles`, the sum
 over its jobs of the cycles the testbench observed from the START write to the end of the job (the
@@ -25,7 +27,7 @@ import random
 import cocotb
 
 from firdma_env import FirdmaEnv
-from firdma_jobs import Conditions, Job, directed_jobs, random_jobs
+from firdma_jobs import Conditions, Job, directed_jobs, max_len_job, random_jobs
 from firdma_run import register_checks, run_job, write_report
 from firdma_spec import spec_checks
 
@@ -88,3 +90,19 @@ async def test_cycles(dut):
         with open(out, "w") as f:
             json.dump({"cycles": result["cycles"], "len": 1024, "burst": 16, "ntaps": env.ntaps,
                        "data_w": env.data_w, "backpressure": "none"}, f)
+
+
+
+@cocotb.test()
+async def test_max_len(dut):
+    """JOB-RESULTS at the top of LEN's range: every result of a max_len job, its bursts and strobes."""
+    cond = _conditions()
+    if cond.max_len == 0:
+        dut._log.info("test_max_len: max_len is 0 under these conditions, no job")
+        write_report("test_max_len", [], None, workload=False)  # every passing test reports
+        return
+    env = FirdmaEnv(dut)
+    await env.reset()
+    seed = _seeds()[0]
+    result = await run_job(env, max_len_job(seed, cond.max_len, env.ntaps, env.data_w), seed)
+    write_report("test_max_len", [result], env, workload=False)

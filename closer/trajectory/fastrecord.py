@@ -85,5 +85,5 @@ def decode_view(line: bytes) -> RecordView | None:
     """The record on `line`, or None when the fast decoder does not take it (pydantic decides)."""
     try:
         return _DECODER.decode(line)
-    except (msgspec.ValidationError, msgspec.DecodeError):
+    except (msgspec.MsgspecError, ValueError):  # ValueError: invalid UTF-8 inside a string
         return None

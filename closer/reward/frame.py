@@ -56,25 +56,29 @@ def _slack_key(key: str) -> bool:
         check.key + mk.CORNER_QUALIFIER)) for gate in GATES.values() for check in gate.checks)
 
 
-def frame_from_records(records: Sequence[Metrics | Mapping[str, object]], targets: Targets) -> pd.DataFrame:
+def frame_from_records(records: Sequence[Metrics | Mapping[str, object]], targets: Targets,
+                       index: Sequence[str] | None = None) -> pd.DataFrame:
     """One row per result holding only the keys `targets` needs. Mappings must already use the
-    normalized `__` key spelling (as `Metrics.values` does). A missing key becomes NaN."""
-    rows = []
-    key_cache: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}
-    for record in records:
-        values = record.values if isinstance(record, Metrics) else record
+    normalized `__` key spelling (as `Metrics.values` does). A missing key becomes NaN.
+    Built column by column (one list per key), which is what keeps a large batch fast."""
+    values_of = [r.values if isinstance(r, Metrics) else r for r in records]
+    key_cache: dict[tuple[str, ...], list[str]] = {}
+    columns: dict[str, None] = {}  # the needed keys, in first-seen order
+    for values in values_of:
         signature = tuple(values)
-        cached = key_cache.get(signature)
-        if cached is None:
-            keys = needed_keys(signature, targets)
-            cached = key_cache[signature] = (keys, [k for k in keys if _slack_key(k)])
-        keys, slack_keys = cached
-        row = {k: values[k] for k in keys}
-        for key in slack_keys:
-            if row[key] is None:
-                row[key] = math.inf
-        rows.append(row)
-    return pd.DataFrame.from_records(rows)
+        if signature not in key_cache:
+            key_cache[signature] = needed_keys(signature, targets)
+            columns.update(dict.fromkeys(key_cache[signature]))
+    data = {key: _column(values_of, key) for key in columns}
+    frame = pd.DataFrame(data, index=None if index is None else list(index))
+    return frame if data else pd.DataFrame(index=range(len(values_of)) if index is None else list(index))
+
+
+def _column(values_of: list[Mapping[str, object]], key: str) -> list[object]:
+    column = [values.get(key, math.nan) for values in values_of]
+    if _slack_key(key):  # null: "no path checked", +inf as gates.py reads it (a missing key stays NaN)
+        column = [math.inf if value is None else value for value in column]
+    return column
 
 
 def score_records(records: Sequence[Metrics | Mapping[str, object]],
@@ -84,7 +88,7 @@ def score_records(records: Sequence[Metrics | Mapping[str, object]],
 
 
 def score_frame(frame: pd.DataFrame, targets: Targets | LoadedTargets) -> pd.DataFrame:
-    """Columns `reward`, `gate`, and per target `<name>.value`, `<name>.penalty`."""
+    """Columns `reward`, `gate`, and per target `<name>.value`, `.ratio`, `.loss`, `.penalty`."""
     spec = targets.targets if isinstance(targets, LoadedTargets) else targets
     n = len(frame)
     resolver = _ColumnResolver(frame, spec)
@@ -125,6 +129,8 @@ def score_frame(frame: pd.DataFrame, targets: Targets | LoadedTargets) -> pd.Dat
         if target.weight > 0:
             any_weighted_unmet |= values > target.target
         out[f"{target.name}.value"] = values
+        out[f"{target.name}.ratio"] = ratio
+        out[f"{target.name}.loss"] = loss
         out[f"{target.name}.penalty"] = penalty
     exp_part = _map(math.exp, np.where(gate, -total, 0.0))
     reward = np.where(gate, exp_part, 0.0)

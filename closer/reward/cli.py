@@ -110,13 +110,10 @@ def batch_command(path: Path, targets_path: Path, keep_going: bool) -> None:
     Prints one JSON line per input, in input order: `input` (the file or file:line) and the
     `reward`, `gate`, `penalty_total` and `terms` of `closer reward --json`.
     """
-    import sys
-
     from closer.reward.batch import score_inputs
 
     lines = score_inputs(path, load_targets(targets_path), keep_going)
-    sys.stdout.buffer.write(b"".join(line + b"\n" for line in lines))
-    sys.stdout.flush()
+    click.echo(b"".join(line + b"\n" for line in lines).decode(), nl=False)
 
 
 @reward_group.command("pareto")

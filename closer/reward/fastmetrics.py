@@ -25,7 +25,9 @@ import msgspec
 from closer.metrics import KNOWN_KEYS, MetricKind, parse_clock_details
 from closer.reward.metrics_file import MAX_MAGNITUDE, MetricValue
 
-_Scalar = Annotated[float, msgspec.Meta(ge=-MAX_MAGNITUDE, le=MAX_MAGNITUDE)] | int | str | bool | None
+# an int within 64 bits is below MAX_MAGNITUDE and MAX_INT_DIGITS; a longer one goes to the reference
+_Scalar = (Annotated[float, msgspec.Meta(ge=-MAX_MAGNITUDE, le=MAX_MAGNITUDE)]
+           | Annotated[int, msgspec.Meta(ge=-2**63, le=2**63 - 1)] | str | bool | None)
 _DECODER = msgspec.json.Decoder(dict[str, _Scalar | list[_Scalar]])
 _ENCODER = msgspec.json.Encoder()
 _NEGATIVE_EXPONENT = re.compile(rb"-0*([0-9]*)")

@@ -14,6 +14,7 @@ A NaN cell means "this result has no such key".
 from __future__ import annotations
 
 import math
+import operator
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -69,15 +70,20 @@ def frame_from_records(records: Sequence[Metrics | Mapping[str, object]], target
         if signature not in key_cache:
             key_cache[signature] = needed_keys(signature, targets)
             columns.update(dict.fromkeys(key_cache[signature]))
-    data = {key: _column(values_of, key) for key in columns}
+    if len(key_cache) == 1 and columns:  # one key set (one flow's records): transpose in C
+        rows = map(operator.itemgetter(*columns), values_of)
+        data = dict(zip(columns, map(list, zip(*rows)))) if len(columns) > 1 else \
+            {next(iter(columns)): list(rows)}
+        data = {key: _slack_column(key, column) for key, column in data.items()}
+    else:
+        data = {key: _slack_column(key, [values.get(key, math.nan) for values in values_of]) for key in columns}
     frame = pd.DataFrame(data, index=None if index is None else list(index))
     return frame if data else pd.DataFrame(index=range(len(values_of)) if index is None else list(index))
 
 
-def _column(values_of: list[Mapping[str, object]], key: str) -> list[object]:
-    column = [values.get(key, math.nan) for values in values_of]
-    if _slack_key(key):  # null: "no path checked", +inf as gates.py reads it (a missing key stays NaN)
-        column = [math.inf if value is None else value for value in column]
+def _slack_column(key: str, column: list[object]) -> list[object]:
+    if _slack_key(key) and None in column:  # null: "no path checked", +inf as gates.py reads it
+        return [math.inf if value is None else value for value in column]
     return column
 
 

@@ -218,8 +218,10 @@ class Summarizer:
         feedback_stage = TOOL_STAGE[self.last_feedback]
         for layer in rec.layers:
             if LAYER_STAGE[layer] < feedback_stage:
-                self.rollbacks.append(Rollback(seq=rec.seq, layers=rec.layers, after_feedback_from=self.last_feedback,
-                                               best_before=best_before, best_after=best_before, gain=0.0))
+                # model_construct: a hundred thousand of these from checked values; validating each costs
+                self.rollbacks.append(Rollback.model_construct(
+                    seq=rec.seq, layers=list(rec.layers), after_feedback_from=self.last_feedback,
+                    best_before=best_before, best_after=best_before, gain=0.0))
                 return
 
     def _stagnation(self, rec: TrajectoryRecord | RecordView, improved: bool, best_before: float | None,

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import random
-import struct
 from pathlib import Path
 
 from closer.reward import compute_reward, load_metrics, load_targets
-from closer.reward.batch import scalar_line
+from closer.reward.batch import exact, scalar_line
 
 from tests.fuzz_support import assert_refused, run_closer
 from tests.test_reward_support import TARGETS, closer_values
@@ -33,15 +32,6 @@ def _records(n: int, seed: int = 7) -> list[dict]:
     return out
 
 
-def _exact(value: object) -> object:
-    """Floats by their bits, so equal means bit-identical."""
-    if isinstance(value, float):
-        return struct.pack("<d", value)
-    if isinstance(value, dict):
-        return {k: _exact(v) for k, v in value.items()}
-    return value
-
-
 def _batch(path: Path, *options: str):
     return run_closer(["reward", "batch", str(path), "--targets", str(ALL_GATES), *options])
 
@@ -58,7 +48,7 @@ def test_a_directory_is_scored_bit_identical_to_the_scalar_path(tmp_path: Path):
     assert {ln["gate"] for ln in lines} == {0, 1}  # both gate outcomes are exercised
     for line, file in zip(lines, files):
         expected = json.loads(scalar_line(str(file), compute_reward(load_metrics(file), targets)))
-        assert _exact(line) == _exact(expected)
+        assert exact(line) == exact(expected)
 
 
 def test_a_jsonl_is_scored_bit_identical_to_the_scalar_path(tmp_path: Path):
@@ -74,7 +64,7 @@ def test_a_jsonl_is_scored_bit_identical_to_the_scalar_path(tmp_path: Path):
         single = tmp_path / "single.json"
         single.write_text(json.dumps(values))
         expected = json.loads(scalar_line(f"{path}:{n}", compute_reward(load_metrics(single), targets)))
-        assert _exact(line) == _exact(expected)
+        assert exact(line) == exact(expected)
 
 
 def _with_bad(tmp_path: Path) -> tuple[Path, list[str]]:

@@ -14,6 +14,7 @@ from closer.reward.errors import MetricsFileError
 from closer.reward.fastmetrics import fast_values
 from closer.reward.metrics_file import values_from_bytes
 
+from tests.fuzz_support import assert_fast_within_reference
 from tests.test_reward_support import closer_values
 
 PROPERTY = settings(max_examples=100, deadline=None, derandomize=True)
@@ -49,11 +50,7 @@ def _same(mine: dict, theirs: dict) -> None:
 
 
 def _check(raw: bytes) -> None:
-    mine = fast_values(raw)
-    if mine is not None:
-        theirs = _reference(raw)
-        assert theirs is not None, f"fast reader accepted what the full reader refuses: {raw[:300]!r}"
-        _same(mine, theirs)
+    assert_fast_within_reference(fast_values, _reference, _same, raw)
 
 
 @PROPERTY

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -161,6 +162,15 @@ def scalar_line(label: str, result: RewardResult) -> bytes:
     """The batch line of a scalar result: the same fields, from `compute_reward`."""
     data = result.model_dump(mode="json", include={"schema_version", "reward", "gate", "penalty_total", "terms"})
     return orjson.dumps({"input": label, **data})
+
+
+def exact(value: object) -> object:
+    """`value` (a parsed line) with each float replaced by its 8 bytes: equal means bit-identical."""
+    if isinstance(value, float):
+        return struct.pack("<d", value)
+    if isinstance(value, dict):
+        return {k: exact(v) for k, v in value.items()}
+    return value
 
 
 def _error_line(label: str, error: str | None) -> bytes:

@@ -1,6 +1,13 @@
-"""Reward throughput: score 100,000 metric files' worth of results held in memory.
+"""Reward throughput: `closer reward batch` end to end beside the scalar path, and the phases.
 
-    .venv/bin/python bench/reward_bench.py [--records 100000] [--seed 1] [--write docs/bench-reward.md]
+    .venv/bin/python bench/reward_bench.py [--records 100000] [--scalar-records 10000] [--seed 1]
+                                          [--write docs/bench-reward.md]
+
+End to end (the goal of issue 27: >= 50,000 records/s, parse + validate + score, bit-identical
+to the scalar path): `closer reward batch` run as a child process on a JSONL of --records
+records and on a directory of as many files, timed wall and CPU (getrusage, imports included).
+The reference is the scalar path on the first --scalar-records of them in this process:
+`load_metrics` on each file + `compute_reward`; its lines must equal the batch's bit for bit.
 
 The records are synthetic: the clean gcd/sky130hd Closer metrics fixture with its area, setup
 slack, power, cycle count, hold slacks and error counts varied by a seeded random generator
@@ -9,7 +16,7 @@ Phases timed separately:
   parse   JSON text -> validated, normalized Metrics (what load_metrics does per file)
   scalar  compute_reward per record (full result: gates, terms, details, provenance)
   frame   frame_from_records + score_frame (vectorized reward, gate and terms only)
-The scalar and frame rewards are checked to be bit-identical on every record.
+The scalar and frame rewards are checked to be bit-identical on every record (of --scalar-records).
 """
 
 from __future__ import annotations
@@ -18,8 +25,12 @@ import argparse
 import json
 import os
 import platform
+import resource
+import shutil
 import struct
+import subprocess
 import sys
+import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,8 +43,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from closer import __version__  # noqa: E402
-from closer.reward import compute_reward, load_targets, metrics_from_mapping  # noqa: E402
+from closer.reward import compute_reward, load_metrics, load_targets, metrics_from_mapping  # noqa: E402
+from closer.reward.batch import exact, scalar_line  # noqa: E402
 from closer.reward.frame import frame_from_records, score_frame  # noqa: E402
+
+GOAL_PER_S = 50_000  # records per second end to end (issue 27)
 
 FIXTURE = ROOT / "tests" / "fixtures" / "orfs" / "gcd_sky130hd_closer" / "metrics.json"
 TARGETS = ROOT / "tests" / "fixtures" / "orfs" / "targets" / "gcd_all_gates.toml"
@@ -80,8 +94,9 @@ def timed(function, *args, phase: str = ""):
     return value, time.perf_counter() - start
 
 
-def run(n: int, seed: int) -> dict:
-    texts, gen_s = timed(synthetic_json_records, n, seed, phase="generate")
+def run(texts: list[str], seed: int) -> dict:
+    n = len(texts)
+    gen_s = 0.0
     targets = load_targets(TARGETS)
     metrics, parse_s = timed(lambda: [metrics_from_mapping(json.loads(t), f"record {i}")
                                       for i, t in enumerate(texts)], phase="parse")
@@ -108,6 +123,68 @@ def run(n: int, seed: int) -> dict:
     }
 
 
+def _child(argv: list[str], out: Path) -> tuple[float, float]:
+    """(wall s, CPU s) of one child writing its stdout to `out`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    with open(out, "wb") as handle:
+        subprocess.run(argv, stdout=handle, check=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def end_to_end(texts: list[str], scalar_n: int) -> dict:
+    """`closer reward batch` on a JSONL and on a directory; the scalar path on the first files."""
+    closer = str(Path(sys.executable).parent / "closer")
+    work = Path(tempfile.mkdtemp(prefix="reward-bench-"))
+    try:
+        jsonl = work / "metrics.jsonl"
+        jsonl.write_text("".join(t + "\n" for t in texts))
+        folder = work / "metrics"
+        folder.mkdir()
+        for i, text in enumerate(texts):
+            (folder / f"r{i:07d}.json").write_text(text)
+        out = {}
+        for name, path in (("jsonl", jsonl), ("directory", folder)):
+            wall, cpu = _child([closer, "reward", "batch", str(path), "--targets", str(TARGETS)], work / f"{name}.out")
+            out[name] = {"wall_s": wall, "cpu_s": cpu, "per_s_wall": len(texts) / wall,
+                         "per_s_cpu": len(texts) / cpu}
+        lines = (work / "directory.out").read_bytes().splitlines()
+        targets = load_targets(TARGETS)
+        files = sorted(folder.iterdir())[:scalar_n]
+        start, start_cpu = time.perf_counter(), time.process_time()
+        expected = [scalar_line(str(f), compute_reward(load_metrics(f), targets)) for f in files]
+        wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+        out["reference"] = {"records": len(files), "wall_s": wall, "cpu_s": cpu,
+                            "per_s_wall": len(files) / wall, "per_s_cpu": len(files) / cpu}
+        out["line_mismatches"] = sum(exact(json.loads(a)) != exact(json.loads(b))
+                                     for a, b in zip(lines, expected))
+        jsonl_lines = (work / "jsonl.out").read_bytes().splitlines()
+        out["jsonl_vs_directory_reward_mismatches"] = sum(
+            exact(json.loads(a)["reward"]) != exact(json.loads(b)["reward"]) for a, b in zip(jsonl_lines, lines))
+        out["lines"] = len(lines)
+        return out
+    finally:
+        shutil.rmtree(work)
+
+
+def ratio_lines(n: int, e2e: dict) -> list[str]:
+    ref = e2e["reference"]
+    lines = []
+    for name in ("jsonl", "directory"):
+        r = e2e[name]
+        lines.append(f"reward batch {name} {n:,}: {r['per_s_cpu']:,.0f}/s CPU ({r['per_s_wall']:,.0f}/s wall) / "
+                     f"goal {GOAL_PER_S:,}/s = {r['per_s_cpu'] / GOAL_PER_S:.2f} "
+                     f"(wall {r['per_s_wall'] / GOAL_PER_S:.2f}; >= 1 meets it); "
+                     f"{r['cpu_s']:.2f} s CPU, {r['wall_s']:.2f} s wall")
+    lines.append(f"reference scalar path (load_metrics + compute_reward) {ref['records']:,}: "
+                 f"{ref['per_s_cpu']:,.0f}/s CPU ({ref['per_s_wall']:,.0f}/s wall) = "
+                 f"{ref['per_s_cpu'] / GOAL_PER_S:.2f} of the goal; batch lines differing from it: "
+                 f"{e2e['line_mismatches']}")
+    return lines
+
+
 def provenance() -> dict:
     cpu = "unknown"
     try:
@@ -129,11 +206,36 @@ def provenance() -> dict:
 def markdown(result: dict, prov: dict) -> str:
     r = result
     c = result["cpu_s"]
+    e = result["end_to_end"]
+    ratio = "\n".join(f"    {line}" for line in ratio_lines(e["lines"], e))
     return f"""# Reward benchmark
 
 Written by `bench/reward_bench.py` (`.venv/bin/python bench/reward_bench.py`). Synthetic
 records: `{prov['base_record']}` varied by a seeded generator (seed {r['seed']}); targets
 `{prov['targets']}` (all seven gates required, three terms incl. the derived `energy`).
+
+## End to end: `closer reward batch` (goal >= {GOAL_PER_S:,} records/s)
+
+`closer reward batch PATH --targets T` as a child process (imports, reading, parsing, validation,
+scoring and writing the JSONL output included) on {e['lines']:,} records, once as one JSONL and once
+as a directory of as many files; beside it, in the same invocation, the scalar path
+(`load_metrics` per file + `compute_reward`) on the first {e['reference']['records']:,} files.
+
+| run | records | wall (s) | CPU (s) | records/s (wall) | records/s (CPU) | CPU rate / goal |
+|---|---:|---:|---:|---:|---:|---:|
+| batch, JSONL | {e['lines']:,} | {e['jsonl']['wall_s']:.2f} | {e['jsonl']['cpu_s']:.2f} | {e['jsonl']['per_s_wall']:,.0f} | {e['jsonl']['per_s_cpu']:,.0f} | **{e['jsonl']['per_s_cpu'] / GOAL_PER_S:.2f}** |
+| batch, directory | {e['lines']:,} | {e['directory']['wall_s']:.2f} | {e['directory']['cpu_s']:.2f} | {e['directory']['per_s_wall']:,.0f} | {e['directory']['per_s_cpu']:,.0f} | **{e['directory']['per_s_cpu'] / GOAL_PER_S:.2f}** |
+| reference: scalar path | {e['reference']['records']:,} | {e['reference']['wall_s']:.2f} | {e['reference']['cpu_s']:.2f} | {e['reference']['per_s_wall']:,.0f} | {e['reference']['per_s_cpu']:,.0f} | {e['reference']['per_s_cpu'] / GOAL_PER_S:.2f} |
+
+- batch lines differing from the scalar path's (every field, floats by their bits): **{e['line_mismatches']}** of {e['reference']['records']:,}
+- JSONL vs directory rewards differing: {e['jsonl_vs_directory_reward_mismatches']}
+- 1-minute load average at the start: {r['load_average_1min_at_start']:.2f} on {prov['cpus_visible']} CPUs (shared: wall is above CPU)
+
+```
+{ratio}
+```
+
+## Phases in memory (first {r['records']:,} records)
 
 | phase | what | wall (s) | records/s (wall) | CPU (s) | records/s (CPU) |
 |---|---|---:|---:|---:|---:|
@@ -157,14 +259,21 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--write", type=Path, default=ROOT / "docs" / "bench-reward.md",
                         help="markdown file for the results ('-' to skip)")
+    parser.add_argument("--scalar-records", type=int, default=10_000,
+                        help="records for the scalar reference and the in-memory phases")
     args = parser.parse_args()
-    result = run(args.records, args.seed)
+    load = os.getloadavg()[0]
+    texts = synthetic_json_records(args.records, args.seed)
+    e2e = end_to_end(texts, args.scalar_records)
+    result = {**run(texts[:args.scalar_records], args.seed), "end_to_end": e2e, "load_average_1min_at_start": load}
     prov = provenance()
     print(json.dumps({**result, **prov}, indent=2))
+    print("\n".join(ratio_lines(args.records, e2e)))
     if str(args.write) != "-":
         args.write.write_text(markdown(result, prov), encoding="utf-8")
-        print(f"wrote {args.write}")
-    if result["bit_mismatches"]:
+        args.write.with_suffix(".json").write_text(json.dumps({**result, **prov}, indent=2) + "\n")
+        print(f"wrote {args.write} and its .json")
+    if result["bit_mismatches"] or e2e["line_mismatches"] or e2e["jsonl_vs_directory_reward_mismatches"]:
         sys.exit(1)
 
 

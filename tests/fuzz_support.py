@@ -54,3 +54,13 @@ def assert_refused(result: CliResult, names: str) -> None:
     assert "Traceback" not in result.err
     assert len(lines) == 1 or lines[0].startswith("Usage:"), f"not one line: {result.err!r}"
     assert names in result.err, f"{names!r} not named in {result.err!r}"
+
+
+def assert_fast_within_reference(fast, reference, same, raw: bytes) -> None:
+    """A fast reader's verdict on `raw` against its reference's: what the fast one accepts, the
+    reference accepts too, and `same(fast_result, reference_result)` holds; None means refused."""
+    mine = fast(raw)
+    if mine is not None:
+        theirs = reference(raw)
+        assert theirs is not None, f"the fast reader accepted what its reference refuses: {raw[:300]!r}"
+        same(mine, theirs)

@@ -98,6 +98,24 @@ def reward_group(ctx: click.Context, metrics_paths: tuple[Path, ...], targets_pa
     click.echo(result_json(result) if as_json else render_result(result))
 
 
+@reward_group.command("batch")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--targets", "targets_path", type=click.Path(path_type=Path), required=True,
+              help="Targets TOML to score every input against.")
+@click.option("--keep-going", is_flag=True,
+              help="Write a bad input as a line {input, error} in its place instead of stopping.")
+def batch_command(path: Path, targets_path: Path, keep_going: bool) -> None:
+    """Score a directory of metrics files (*.json) or a JSONL of metric records in one call.
+
+    Prints one JSON line per input, in input order: `input` (the file or file:line) and the
+    `reward`, `gate`, `penalty_total` and `terms` of `closer reward --json`.
+    """
+    from closer.reward.batch import score_inputs
+
+    lines = score_inputs(path, load_targets(targets_path), keep_going)
+    click.echo(b"".join(line + b"\n" for line in lines).decode(), nl=False)
+
+
 @reward_group.command("pareto")
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--targets", "targets_path", type=click.Path(path_type=Path),

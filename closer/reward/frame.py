@@ -14,6 +14,7 @@ A NaN cell means "this result has no such key".
 from __future__ import annotations
 
 import math
+import operator
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -56,25 +57,34 @@ def _slack_key(key: str) -> bool:
         check.key + mk.CORNER_QUALIFIER)) for gate in GATES.values() for check in gate.checks)
 
 
-def frame_from_records(records: Sequence[Metrics | Mapping[str, object]], targets: Targets) -> pd.DataFrame:
+def frame_from_records(records: Sequence[Metrics | Mapping[str, object]], targets: Targets,
+                       index: Sequence[str] | None = None) -> pd.DataFrame:
     """One row per result holding only the keys `targets` needs. Mappings must already use the
-    normalized `__` key spelling (as `Metrics.values` does). A missing key becomes NaN."""
-    rows = []
-    key_cache: dict[tuple[str, ...], tuple[list[str], list[str]]] = {}
-    for record in records:
-        values = record.values if isinstance(record, Metrics) else record
+    normalized `__` key spelling (as `Metrics.values` does). A missing key becomes NaN.
+    Built column by column (one list per key), which is what keeps a large batch fast."""
+    values_of = [r.values if isinstance(r, Metrics) else r for r in records]
+    key_cache: dict[tuple[str, ...], list[str]] = {}
+    columns: dict[str, None] = {}  # the needed keys, in first-seen order
+    for values in values_of:
         signature = tuple(values)
-        cached = key_cache.get(signature)
-        if cached is None:
-            keys = needed_keys(signature, targets)
-            cached = key_cache[signature] = (keys, [k for k in keys if _slack_key(k)])
-        keys, slack_keys = cached
-        row = {k: values[k] for k in keys}
-        for key in slack_keys:
-            if row[key] is None:
-                row[key] = math.inf
-        rows.append(row)
-    return pd.DataFrame.from_records(rows)
+        if signature not in key_cache:
+            key_cache[signature] = needed_keys(signature, targets)
+            columns.update(dict.fromkeys(key_cache[signature]))
+    if len(key_cache) == 1 and columns:  # one key set (one flow's records): transpose in C
+        rows = map(operator.itemgetter(*columns), values_of)
+        data = dict(zip(columns, map(list, zip(*rows)))) if len(columns) > 1 else \
+            {next(iter(columns)): list(rows)}
+        data = {key: _slack_column(key, column) for key, column in data.items()}
+    else:
+        data = {key: _slack_column(key, [values.get(key, math.nan) for values in values_of]) for key in columns}
+    frame = pd.DataFrame(data, index=None if index is None else list(index))
+    return frame if data else pd.DataFrame(index=range(len(values_of)) if index is None else list(index))
+
+
+def _slack_column(key: str, column: list[object]) -> list[object]:
+    if _slack_key(key) and None in column:  # null: "no path checked", +inf as gates.py reads it
+        return [math.inf if value is None else value for value in column]
+    return column
 
 
 def score_records(records: Sequence[Metrics | Mapping[str, object]],
@@ -84,7 +94,7 @@ def score_records(records: Sequence[Metrics | Mapping[str, object]],
 
 
 def score_frame(frame: pd.DataFrame, targets: Targets | LoadedTargets) -> pd.DataFrame:
-    """Columns `reward`, `gate`, and per target `<name>.value`, `<name>.penalty`."""
+    """Columns `reward`, `gate`, and per target `<name>.value`, `.ratio`, `.loss`, `.penalty`."""
     spec = targets.targets if isinstance(targets, LoadedTargets) else targets
     n = len(frame)
     resolver = _ColumnResolver(frame, spec)
@@ -125,6 +135,8 @@ def score_frame(frame: pd.DataFrame, targets: Targets | LoadedTargets) -> pd.Dat
         if target.weight > 0:
             any_weighted_unmet |= values > target.target
         out[f"{target.name}.value"] = values
+        out[f"{target.name}.ratio"] = ratio
+        out[f"{target.name}.loss"] = loss
         out[f"{target.name}.penalty"] = penalty
     exp_part = _map(math.exp, np.where(gate, -total, 0.0))
     reward = np.where(gate, exp_part, 0.0)

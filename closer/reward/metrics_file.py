@@ -88,6 +88,11 @@ def metrics_from_mapping(data: Mapping[str, object], label: str = "<metrics>") -
     return Metrics(values, {}, (MetricsSource(label, SourceKind.MAPPING),))
 
 
+def values_from_bytes(raw: bytes, where: str) -> dict[str, MetricValue]:
+    """The validated, normalized flat metrics of one JSON object's bytes; errors name `where`."""
+    return _flat_values(_parse_json(where, raw), where)
+
+
 def merge_metrics(parts: list[Metrics]) -> Metrics:
     values: dict[str, MetricValue] = {}
     origin: dict[str, str] = {}
@@ -150,7 +155,7 @@ def _read(path: Path) -> bytes:
         raise MetricsFileError(str(exc)) from None
 
 
-def _parse_json(path: Path, raw: bytes) -> object:
+def _parse_json(path: Path | str, raw: bytes) -> object:
     if not raw.strip():
         raise MetricsFileError(f"{path}: file is empty")
     try:

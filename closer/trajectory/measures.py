@@ -23,7 +23,11 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from closer.budget import ToolClass
-from closer.trajectory.record import TOOL_STAGE, EditLayer, Outcome, TrajectoryRecord
+from closer.trajectory.fastrecord import RecordView
+from closer.trajectory.record import LAYER_STAGE, TOOL_STAGE, EditLayer, Outcome, TrajectoryRecord
+
+_REFUSED = frozenset(o for o in Outcome if o.refused)
+_FEEDBACK = frozenset((Outcome.OK, Outcome.TOOL_ERROR, Outcome.TIMEOUT))  # outcomes that are feedback
 
 
 class _Model(BaseModel):
@@ -41,7 +45,7 @@ class SummaryParams(_Model):
         "tool classes whose result evaluates the stage's full gate set, each with the metric keys "
         "its record must hold; only these calls are feasible and move r*. None: every call's reward counts"))
 
-    def evaluates_full_gates(self, rec: TrajectoryRecord) -> bool:
+    def evaluates_full_gates(self, rec: TrajectoryRecord | RecordView) -> bool:
         if rec.partial_reward is not None:  # the estimator already said it is not full-gate
             return False
         if self.full_gate_tools is None:
@@ -141,8 +145,8 @@ class Summarizer:
         self.best_partial: float | None = None
         self.full_gate_calls = 0
         self.final: float | None = None
-        self.by_tool: Counter[str] = Counter()
-        self.outcomes: Counter[str] = Counter()
+        self.by_tool: Counter[ToolClass] = Counter()
+        self.outcomes: Counter[Outcome] = Counter()
         self.curve: list[CurvePoint] = []
         self.first_feasible: Milestone | None = None
         self.hits: dict[float, Milestone | None] = {t: None for t in params.thresholds}
@@ -154,36 +158,45 @@ class Summarizer:
         self.rollbacks: list[Rollback] = []
         self.last_feedback: ToolClass | None = None
 
-    def add(self, rec: TrajectoryRecord) -> None:
+    def add(self, rec: TrajectoryRecord | RecordView) -> None:
+        # The hot loop of a million-record summary: enum members are str, so counters keyed by
+        # them read back by value; properties and generator expressions are spelled out.
         self.records += 1
-        self.run_id = self.run_id or rec.run_id
-        self.outcomes[rec.outcome.value] += 1
+        if not self.run_id:
+            self.run_id = rec.run_id
+        outcome = rec.outcome
+        self.outcomes[outcome] += 1
         self.cost += rec.cost.units
-        self.elapsed = max(self.elapsed, rec.elapsed_s)
+        if rec.elapsed_s > self.elapsed:
+            self.elapsed = rec.elapsed_s
         best_before = self.best
-        self._rollback(rec, best_before)
-        if rec.outcome.refused:
+        if rec.layers and self.last_feedback is not None:
+            self._rollback(rec, best_before)
+        if outcome in _REFUSED:
             return
-        self.by_tool[rec.tool.value] += 1
+        self.by_tool[rec.tool] += 1
         reward, feasible = self._full_gate_result(rec)
         if feasible and self.first_feasible is None:
             self.first_feasible = self._here(rec)
-        improved = reward is not None and (self.best is None or reward > self.best)
+        improved = reward is not None and (best_before is None or reward > best_before)
         if reward is not None:
             self.final = reward
         self._stagnation(rec, improved, best_before, reward)
         if improved:
-            self.best = reward
-            self.curve.append(CurvePoint(seq=rec.seq, elapsed_s=self.elapsed, cost_units=self.cost, best=reward))
-            for t, hit in self.hits.items():
-                if hit is None and reward >= t:
-                    self.hits[t] = self._here(rec)
-            if self.rollbacks:
-                self.rollbacks[-1] = self._with_best(self.rollbacks[-1])
-        if rec.outcome in (Outcome.OK, Outcome.TOOL_ERROR, Outcome.TIMEOUT):
+            self._improved(rec, reward)
+        if outcome in _FEEDBACK:
             self.last_feedback = rec.tool
 
-    def _full_gate_result(self, rec: TrajectoryRecord) -> tuple[float | None, bool | None]:
+    def _improved(self, rec: TrajectoryRecord | RecordView, reward: float) -> None:
+        self.best = reward
+        self.curve.append(CurvePoint(seq=rec.seq, elapsed_s=self.elapsed, cost_units=self.cost, best=reward))
+        for t, hit in self.hits.items():
+            if hit is None and reward >= t:
+                self.hits[t] = self._here(rec)
+        if self.rollbacks:
+            self.rollbacks[-1] = self._with_best(self.rollbacks[-1])
+
+    def _full_gate_result(self, rec: TrajectoryRecord | RecordView) -> tuple[float | None, bool | None]:
         """(reward, feasible) of a call that evaluated the full gate set; (None, None) for any
         other call, whose estimate is kept only as the informational partial best."""
         if self.p.evaluates_full_gates(rec):
@@ -194,22 +207,24 @@ class Summarizer:
             self.best_partial = partial
         return None, None
 
-    def _here(self, rec: TrajectoryRecord) -> Milestone:
+    def _here(self, rec: TrajectoryRecord | RecordView) -> Milestone:
         return Milestone(seq=rec.seq, elapsed_s=self.elapsed, cost_units=self.cost)
 
     def _with_best(self, rb: Rollback) -> Rollback:
         gain = (self.best or 0.0) - (rb.best_before or 0.0)
         return rb.model_copy(update={"best_after": self.best, "gain": max(gain, 0.0)})
 
-    def _rollback(self, rec: TrajectoryRecord, best_before: float | None) -> None:
-        if self.last_feedback is None or not rec.layers:
-            return
+    def _rollback(self, rec: TrajectoryRecord | RecordView, best_before: float | None) -> None:
         feedback_stage = TOOL_STAGE[self.last_feedback]
-        if any(layer.stage < feedback_stage for layer in rec.layers):
-            self.rollbacks.append(Rollback(seq=rec.seq, layers=rec.layers, after_feedback_from=self.last_feedback,
-                                           best_before=best_before, best_after=best_before, gain=0.0))
+        for layer in rec.layers:
+            if LAYER_STAGE[layer] < feedback_stage:
+                # model_construct: a hundred thousand of these from checked values; validating each costs
+                self.rollbacks.append(Rollback.model_construct(
+                    seq=rec.seq, layers=list(rec.layers), after_feedback_from=self.last_feedback,
+                    best_before=best_before, best_after=best_before, gain=0.0))
+                return
 
-    def _stagnation(self, rec: TrajectoryRecord, improved: bool, best_before: float | None,
+    def _stagnation(self, rec: TrajectoryRecord | RecordView, improved: bool, best_before: float | None,
                     reward: float | None) -> None:
         ep = self.open_episode
         if ep is not None and ep.first_layers_after is None and rec.layers and rec.seq > ep.detected_seq:

@@ -21,6 +21,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from closer.errors import InputError
+from closer.trajectory.fastrecord import RecordView, decode_view
 from closer.trajectory.record import TrajectoryRecord
 
 # Every record line starts so (model_dump_json writes schema_version first).
@@ -46,35 +47,51 @@ class BadLine:
 
 @dataclass
 class TrajectoryReader:
-    """Iterate the records of a trajectory file; after iterating, `bad_lines` lists the rest."""
+    """Iterate the records of a trajectory file; after iterating, `bad_lines` lists the rest.
+
+    `views`: yield the fast decoder's `RecordView` for each line it takes (read-only callers such
+    as the summarizer; the same attributes), pydantic's `TrajectoryRecord` for the others. Which
+    lines are accepted does not depend on it."""
 
     path: Path
     run_id: str | None = None  # the run's id (run.json); None: the first record's
     bad_lines: list[BadLine] = field(default_factory=list)
     lines: int = 0
+    views: bool = False
 
-    def __iter__(self) -> Iterator[TrajectoryRecord]:
+    def __iter__(self) -> Iterator[TrajectoryRecord | RecordView]:
         self.bad_lines = []
         pending: list[tuple[int, int, str]] = []
         order = _Order(self.path, self.run_id)
+        check = order.check
+        fast = decode_view if self.views else _no_view
         line_no = 0
         with self._open() as handle:
             for line_no, raw in enumerate(handle, start=1):
-                body = raw.rstrip(b"\n")
-                if not body.strip():
-                    pending.append((line_no, len(raw), "empty line"))
-                    continue
-                try:
-                    record = TrajectoryRecord.model_validate_json(body)
-                except ValidationError as exc:
-                    self._check_torn(line_no, body, exc)
-                    pending.append((line_no, len(raw), _short_reason(exc)))
-                    order.torn()
-                    continue
-                order.check(line_no, record)
+                record = fast(raw)  # JSON allows the trailing newline
+                if record is None:
+                    record = self._validated(line_no, raw, pending, order)
+                    if record is None:
+                        continue
+                check(line_no, record)
                 yield record
         self.lines = line_no
         self.bad_lines = [BadLine(n, size, why, last=(n == line_no)) for n, size, why in pending]
+
+    def _validated(self, line_no: int, raw: bytes, pending: list[tuple[int, int, str]],
+                   order: _Order) -> TrajectoryRecord | None:
+        """The line's record by pydantic, or None with the line added to `pending` (empty or torn)."""
+        body = raw.rstrip(b"\n")
+        if not body.strip():
+            pending.append((line_no, len(raw), "empty line"))
+            return None
+        try:
+            return TrajectoryRecord.model_validate_json(body)
+        except ValidationError as exc:
+            self._check_torn(line_no, body, exc)
+            pending.append((line_no, len(raw), _short_reason(exc)))
+            order.torn()
+            return None
 
     def _open(self):
         if self.path.is_dir():
@@ -105,14 +122,24 @@ class _Order:
 
     path: Path
     run_id: str | None
-    last: TrajectoryRecord | None = None
+    last: TrajectoryRecord | RecordView | None = None
     slack: int = 0  # torn lines since the last record: seq numbers they may stand for
 
     def torn(self) -> None:
         self.slack += 1
 
-    def check(self, line_no: int, rec: TrajectoryRecord) -> None:
-        where = f"{self.path}:{line_no}"
+    def check(self, line_no: int, rec: TrajectoryRecord | RecordView) -> None:
+        last = self.last
+        if last is None:
+            in_order = 1 <= rec.seq <= 1 + self.slack and (self.run_id is None or rec.run_id == self.run_id)
+        else:
+            in_order = (last.seq < rec.seq <= last.seq + 1 + self.slack and rec.run_id == last.run_id
+                        and rec.elapsed_s >= last.elapsed_s and rec.ended_at >= last.ended_at)
+        if not in_order:  # the common case stays cheap; find and word the broken rule
+            self._refuse(f"{self.path}:{line_no}", rec)
+        self.last, self.slack = rec, 0
+
+    def _refuse(self, where: str, rec: TrajectoryRecord | RecordView) -> None:
         expected = 1 if self.last is None else self.last.seq + 1
         if not expected <= rec.seq <= expected + self.slack:
             raise TrajectoryDamaged(f"{where}: key seq: {rec.seq} where {expected} was expected "
@@ -120,14 +147,11 @@ class _Order:
         run_id = self.run_id if self.run_id is not None else (self.last.run_id if self.last else rec.run_id)
         if rec.run_id != run_id:
             raise TrajectoryDamaged(f"{where}: key run_id: {rec.run_id!r} is not this run's {run_id!r}")
-        if self.last is not None:
-            if rec.elapsed_s < self.last.elapsed_s:
-                raise TrajectoryDamaged(f"{where}: key elapsed_s: {rec.elapsed_s} is before the "
-                                        f"previous record's {self.last.elapsed_s} (time ran backwards)")
-            if rec.ended_at < self.last.ended_at:
-                raise TrajectoryDamaged(f"{where}: key ended_at: {rec.ended_at.isoformat()} is before "
-                                        f"the previous record's (time ran backwards)")
-        self.last, self.slack = rec, 0
+        if rec.elapsed_s < self.last.elapsed_s:
+            raise TrajectoryDamaged(f"{where}: key elapsed_s: {rec.elapsed_s} is before the "
+                                    f"previous record's {self.last.elapsed_s} (time ran backwards)")
+        raise TrajectoryDamaged(f"{where}: key ended_at: {rec.ended_at.isoformat()} is before "
+                                f"the previous record's (time ran backwards)")
 
 
 @dataclass(frozen=True)
@@ -141,6 +165,10 @@ def read_trajectory(path: Path, run_id: str | None = None) -> Trajectory:
     reader = TrajectoryReader(path, run_id)
     records = list(reader)
     return Trajectory(path, records, reader.bad_lines)
+
+
+def _no_view(raw: bytes) -> None:
+    return None
 
 
 def _short_reason(exc: ValidationError) -> str:

@@ -66,7 +66,7 @@ def _params(budget, explicit: dict, thresholds, source: str, full_gate_tools) ->
 def summarize_trajectory(trajectory: Path, params: SummaryParams,
                          run_id: str | None = None) -> TrajectorySummary:
     """`run_id`: the run's id (from run.json); every record must carry it."""
-    reader = TrajectoryReader(trajectory, run_id)
+    reader = TrajectoryReader(trajectory, run_id, views=True)
     acc = Summarizer(params)
     for rec in reader:
         acc.add(rec)

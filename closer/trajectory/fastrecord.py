@@ -1,0 +1,89 @@
+"""A fast decoder for trajectory lines as the writer writes them (msgspec), tried before pydantic.
+
+`RecordView` mirrors `TrajectoryRecord` field for field, with the same names, enums and bounds,
+so code that only reads records (the summarizer, the order checks) takes either. It accepts a
+subset of what `TrajectoryRecord.model_validate_json` accepts, and then with the same values; it
+is stricter where pydantic is lax (no "1" or 1.0 for an int, no number for a datetime, no naive
+datetime, no nested metric value). A line it refuses is handed to pydantic, which decides and
+words the error, so the reader accepts and refuses exactly what pydantic does
+(tests/test_trajectory_fastrecord.py checks this on generated good and perturbed records).
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from typing import Annotated, Literal
+
+import msgspec
+from msgspec import Meta, Struct
+
+from closer.budget import ToolClass
+from closer.trajectory.record import SCHEMA_VERSION, EditLayer, Outcome
+
+# allow_inf_nan=False: every float finite (a JSON 1e999 decodes to inf, which these bounds refuse)
+Finite = Annotated[float, Meta(ge=-sys.float_info.max, le=sys.float_info.max)]
+NonNegative = Annotated[float, Meta(ge=0, le=sys.float_info.max)]
+Reward = Annotated[float, Meta(ge=0, le=1)]
+AwareTime = Annotated[datetime, Meta(tz=True)]
+# Flat metric values only; a list or object value goes to pydantic (JsonValue)
+FlatMetric = Finite | int | str | bool | None
+
+
+class _Strict(Struct, forbid_unknown_fields=True, gc=False):  # no cycles: not GC-tracked
+    pass
+
+
+class FileChangesView(_Strict):
+    added: list[str] = []
+    modified: list[str] = []
+    deleted: list[str] = []
+
+
+class CallCostView(_Strict):
+    counted: bool
+    units: NonNegative
+    tool_wall_s: NonNegative
+    peak_rss_mb: Finite | None = None
+
+
+class RecordView(_Strict):
+    seq: Annotated[int, Meta(ge=1)]
+    run_id: str
+    started_at: AwareTime
+    ended_at: AwareTime
+    elapsed_s: NonNegative
+    tool: ToolClass
+    surface_digest: str | None
+    cost: CallCostView
+    outcome: Outcome
+    schema_version: Literal["1"] = SCHEMA_VERSION
+    args: list[str] = []
+    changes: FileChangesView = msgspec.field(default_factory=FileChangesView)
+    layers: list[EditLayer] = []
+    unclassified: list[str] = []
+    refused: list[str] = []
+    message: str = ""
+    exit_codes: list[int] = []
+    metrics: dict[str, FlatMetric] = {}
+    reward: Reward | None = None
+    feasible: bool | None = None
+    partial_reward: Reward | None = None
+    best_reward: Reward | None = None
+    remaining: dict[str, Finite | None] = {}
+    results_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.ended_at < self.started_at:
+            raise ValueError("ended_at is before started_at")
+
+
+_DECODER = msgspec.json.Decoder(RecordView)
+
+
+def decode_view(line: bytes) -> RecordView | None:
+    """The record on `line`, or None when the fast decoder does not take it (pydantic decides)."""
+    try:
+        return _DECODER.decode(line)
+    except (msgspec.MsgspecError, ValueError):  # ValueError: invalid UTF-8 inside a string
+        return None

@@ -1,0 +1,99 @@
+"""`closer reward batch`: a directory of metrics files or a JSONL of records in one call, each
+line bit-identical to the scalar path (`compute_reward`); a bad input is one error line naming
+it (exit 2, nothing printed), or with --keep-going an {input, error} line in its place."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from closer.reward import compute_reward, load_metrics, load_targets
+from closer.reward.batch import exact, scalar_line
+
+from tests.fuzz_support import assert_refused, run_closer
+from tests.test_reward_support import TARGETS, closer_values
+
+ALL_GATES = TARGETS / "gcd_all_gates.toml"
+
+
+def _records(n: int, seed: int = 7) -> list[dict]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        values = closer_values()
+        values["finish__design__instance__area"] = round(values["finish__design__instance__area"]
+                                                         * rng.lognormvariate(0, 0.2), 2)
+        values["finish__timing__setup__ws"] = round(rng.gauss(0.5, 0.8), 5)
+        values["finish__power__total"] = float(f"{values['finish__power__total'] * rng.lognormvariate(0, 0.2):.6g}")
+        values["closer__sim__cycles"] = rng.randint(1500, 2500)
+        values["detailedroute__route__drc_errors"] = rng.choice([0] * 9 + [3])
+        out.append(values)
+    return out
+
+
+def _batch(path: Path, *options: str):
+    return run_closer(["reward", "batch", str(path), "--targets", str(ALL_GATES), *options])
+
+
+def test_a_directory_is_scored_bit_identical_to_the_scalar_path(tmp_path: Path):
+    targets = load_targets(ALL_GATES)
+    for i, values in enumerate(_records(60)):
+        (tmp_path / f"r{i:03d}.json").write_text(json.dumps(values, indent=2))
+    result = _batch(tmp_path)
+    assert result.code == 0, result.err
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    files = sorted(tmp_path.glob("*.json"))
+    assert [ln["input"] for ln in lines] == [str(f) for f in files]
+    assert {ln["gate"] for ln in lines} == {0, 1}  # both gate outcomes are exercised
+    for line, file in zip(lines, files):
+        expected = json.loads(scalar_line(str(file), compute_reward(load_metrics(file), targets)))
+        assert exact(line) == exact(expected)
+
+
+def test_a_jsonl_is_scored_bit_identical_to_the_scalar_path(tmp_path: Path):
+    targets = load_targets(ALL_GATES)
+    records = _records(80, seed=11)
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    result = _batch(path)
+    assert result.code == 0, result.err
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    assert len(lines) == len(records)
+    for n, (line, values) in enumerate(zip(lines, records), start=1):
+        single = tmp_path / "single.json"
+        single.write_text(json.dumps(values))
+        expected = json.loads(scalar_line(f"{path}:{n}", compute_reward(load_metrics(single), targets)))
+        assert exact(line) == exact(expected)
+
+
+def _with_bad(tmp_path: Path) -> tuple[Path, list[str]]:
+    records = [json.dumps(r) for r in _records(5)]
+    records[2] = records[2].replace('"closer__sim__cycles": ', '"closer__sim__cycles": NaN, "x__y__z": ')
+    records[3] = records[3][:-5]  # cut off
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("\n".join(records) + "\n")
+    return path, records
+
+
+def test_a_bad_record_is_one_error_line_naming_it_and_nothing_is_printed(tmp_path: Path):
+    path, _ = _with_bad(tmp_path)
+    result = _batch(path)
+    assert_refused(result, f"{path}:3")
+    assert result.out == ""
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.json").write_text(json.dumps(closer_values()))
+    (tmp_path / "d" / "b.json").write_text('{"closer__sim__cycles": 1, "closer__sim__cycles": 2}')
+    assert_refused(_batch(tmp_path / "d"), "b.json")
+    assert_refused(_batch(tmp_path / "missing.jsonl"), "missing.jsonl")
+
+
+def test_keep_going_records_each_bad_input_in_its_place(tmp_path: Path):
+    path, records = _with_bad(tmp_path)
+    result = _batch(path, "--keep-going")
+    assert result.code == 0, result.err
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    assert [ln["input"] for ln in lines] == [f"{path}:{n}" for n in range(1, 6)]
+    assert [("error" in ln) for ln in lines] == [False, False, True, True, False]
+    assert "NaN" in lines[2]["error"] and "malformed JSON" in lines[3]["error"]
+    assert all(0 <= ln["reward"] <= 1 for ln in lines if "error" not in ln)

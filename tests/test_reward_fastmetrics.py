@@ -1,0 +1,88 @@
+"""The fast metrics reader (`fastmetrics.fast_values`) against the full reader (`metrics_file`):
+on generated good and perturbed records it never accepts what the full reader refuses, takes
+the plain records flows write, and gives the same values."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from closer.reward.errors import MetricsFileError
+from closer.reward.fastmetrics import fast_values
+from closer.reward.metrics_file import values_from_bytes
+
+from tests.fuzz_support import assert_fast_within_reference
+from tests.test_reward_support import closer_values
+
+PROPERTY = settings(max_examples=100, deadline=None, derandomize=True)
+
+key = st.from_regex(r"[a-z]{1,6}__[a-z]{1,6}__[a-z_]{1,8}", fullmatch=True)
+number = st.one_of(st.integers(-10**6, 10**6), st.floats(-1e6, 1e6), st.floats(1e-6, 1e6))
+scalar = st.one_of(number, st.text(max_size=10), st.booleans(), st.none())
+plain_value = st.one_of(scalar, st.lists(scalar, max_size=3))
+odd_value = st.one_of(
+    st.floats(), st.sampled_from([1e-31, -1e-31, 1e-30, 1e30, 1e31, 2e30, 5e-324, 0.0, -0.0]),
+    st.integers(-2**70, 2**70), st.sampled_from([10**40, 10**41, -10**45]),
+    st.text(), st.sampled_from(["a:b", "x\\u003ay", ":", "core_clock: 5.0"]),
+    st.dictionaries(st.text(max_size=4), st.integers(), max_size=2),
+    st.lists(st.lists(st.integers(), max_size=2), max_size=2), st.lists(st.floats(), max_size=2),
+)
+odd_key = st.one_of(key, st.text(max_size=12), st.sampled_from(["a__b:1", "finish", "run__flow__x", ""]))
+
+
+def _reference(raw: bytes) -> dict | None:
+    try:
+        return values_from_bytes(raw, "record.json")
+    except MetricsFileError:
+        return None
+
+
+def _same(mine: dict, theirs: dict) -> None:
+    assert list(mine) == list(theirs)
+    for k in mine:
+        a, b = mine[k], theirs[k]
+        assert type(a) is type(b) and (a == b or (a != a and b != b)), k
+        if isinstance(a, float):
+            assert math.copysign(1, a) == math.copysign(1, b), k
+
+
+def _check(raw: bytes) -> None:
+    assert_fast_within_reference(fast_values, _reference, _same, raw)
+
+
+@PROPERTY
+@given(values=st.dictionaries(key, plain_value, min_size=1, max_size=8), indent=st.sampled_from([None, 2]))
+def test_plain_records_are_taken_with_the_full_readers_values(values: dict, indent: int | None):
+    raw = json.dumps(values, indent=indent).encode()
+    mine = fast_values(raw)
+    theirs = _reference(raw)
+    if theirs is not None and b"\\" not in raw and b"e-" not in raw:
+        assert mine is not None, raw
+    _check(raw)
+
+
+@PROPERTY
+@given(values=st.dictionaries(key, plain_value, min_size=0, max_size=6), name=odd_key, value=odd_value,
+       text=st.sampled_from([None, "dup", "dup-spaced", "cut", "nan", "bom", "array", "colon"]))
+def test_the_fast_reader_never_accepts_what_the_full_reader_refuses(values: dict, name: str, value: object,
+                                                                     text: str | None):
+    values = {**values, name: value}
+    raw = json.dumps(values).encode()  # NaN/Infinity the way Python's json writes them
+    first = json.dumps(next(iter(values))).encode()
+    raw = {
+        None: raw, "cut": raw[:-3],
+        "dup": raw[:-1] + b"," + first + b":1}", "dup-spaced": raw[:-1] + b", " + first + b" : 1}",
+        "nan": raw[:-1] + b', "x__y__z": NaN}', "bom": b"\xef\xbb\xbf" + raw, "array": b"[" + raw + b"]",
+        "colon": raw[:-1] + b', "k__k__k": "a:b"}',
+    }[text]
+    _check(raw)
+
+
+def test_the_clean_flow_record_is_taken_and_its_duplicate_key_is_not():
+    raw = json.dumps(closer_values(), indent=2).encode()
+    assert fast_values(raw) == _reference(raw)
+    doubled = raw.replace(b'"closer__sim__cycles": 1838', b'"closer__sim__cycles": 1838, "closer__sim__cycles": 7')
+    assert fast_values(doubled) is None and _reference(doubled) is None

@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "task": "closer.tasks.cli:task_group",
     "evaluate": "closer.tasks.cli:evaluate_command",
     "report": "closer.report.cli:report_command",
+    "matrix": "closer.matrix.cli:matrix_group",
     "drc": "closer.drc.cli:drc_group",
 }
 

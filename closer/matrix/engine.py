@@ -74,14 +74,12 @@ class MatrixRun:
 
         jobs = plain_jobs(self.spec, self.tasks, self.versions, self.paths)
         by_key = {job.key: job for job in jobs}
-        pending = [job for job in jobs if job.key not in self.done]
-        compositions = [a for a in jobs if self._composes(a)]
-        follow_ups = [c for a in compositions if a.key in self.done and (c := self._compose(a)) is not None]
-        keys = set(by_key) | {self._composed_key(a) for a in compositions}
+        keys = set(by_key) | {self._composed_key(a) for a in jobs if self._composes(a)}
+        todo = self.pending(jobs)
         failures = 0
         with _terminate_as_interrupt(), dask_client(self.spec.cluster) as client, self._progress() as bar:
             task = bar.add_task("trials", total=len(keys), completed=len(keys & set(self.done)))
-            futures = as_completed([self._submit(client, job) for job in pending + follow_ups])
+            futures = as_completed([self._submit(client, job) for job in todo])
             for future in futures:
                 try:
                     entry = StoreEntry.model_validate(future.result())
@@ -102,6 +100,14 @@ class MatrixRun:
             raise CloserError(f"{failures} trial(s) failed to run (not stored; a re-run retries them); "
                               f"logs in {self.paths.root / 'logs'}")
         return self.store.entries()
+
+    def pending(self, jobs: list[TrialJob]) -> list[TrialJob]:
+        """What is left to run: the trials without a store entry, and the compositions of the A
+        trials that have one (those of failed A trials are stored now, with reward 0)."""
+        missing = [job for job in jobs if job.key not in self.done]
+        follow_ups = [ab for a in jobs if self._composes(a) and a.key in self.done
+                      and (ab := self._compose(a)) is not None]
+        return missing + follow_ups
 
     def _composes(self, job: TrialJob) -> bool:
         return self.spec.compose and job.kind == TaskKind.A.value

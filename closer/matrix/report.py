@@ -113,7 +113,7 @@ def edits_after_failures(calls: list[TrajectoryRecord]) -> list[tuple[str, str]]
     the next full-gate call after that edit has a higher public reward."""
     events = []
     for i, failed in enumerate(calls):
-        if failed.tool is not ToolClass.PNR or failed.feasible:
+        if failed.tool is not ToolClass.PNR or failed.feasible or failed.outcome.refused:  # a refused call ran nothing
             continue
         later = calls[i + 1:]
         edit = next((n for n, c in enumerate(later) if c.layers), None)

@@ -85,7 +85,8 @@ class MatrixRun:
                     entry = StoreEntry.model_validate(future.result())
                 except Exception as exc:  # a trial that failed to run is not stored: the next run retries it
                     failures += 1
-                    self.console.print(f"[red]{future.key}: {type(exc).__name__}: {exc}")
+                    self.console.print(f"{future.key}: {type(exc).__name__}: {exc}", soft_wrap=True, markup=False,
+                                       style="red")
                     continue
                 self._finish(entry)
                 bar.advance(task)
@@ -138,7 +139,8 @@ class MatrixRun:
     def _finish(self, entry: StoreEntry) -> None:
         self._store(entry)
         self.ran.append(entry.key)
-        self.console.print(f"{entry.key}: {entry.run_state}, reward {entry.reward}, feasible {entry.feasible}")
+        self.console.print(f"{entry.key}: {entry.run_state}, reward {entry.reward}, feasible {entry.feasible}",
+                           soft_wrap=True, markup=False)
 
     def _store(self, entry: StoreEntry) -> None:
         self.store.append(entry)

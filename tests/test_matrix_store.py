@@ -105,3 +105,16 @@ def test_a_rerun_plans_only_the_trials_without_an_entry(smoke, tmp_path: Path):
     assert failed.reward == 0.0 and failed.record is None and failed.composed_from == "gcd-A-low/null/trial-1"
     assert composed_key("gcd", "low", "null", 1) in run.store.done()
     assert composed_key("gcd", "low", "oracle", 1) not in {j.key for j in run.pending(jobs) if j.role == "trial"}
+
+
+def test_store_lines_validate_against_the_exported_schema(tmp_path: Path):
+    import jsonschema
+
+    from closer.paths import repo_paths
+
+    schema = json.loads((repo_paths().root / "closer" / "schemas" / "matrix-store.schema.json").read_text())
+    store = ResultStore(tmp_path / "store.jsonl")
+    store.append(entry("a/null/trial-1"))
+    jsonschema.validate(json.loads(store.path.read_text().splitlines()[0]), schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**json.loads(store.path.read_text().splitlines()[0]), "trial": 0}, schema)

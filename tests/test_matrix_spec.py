@@ -67,3 +67,17 @@ def test_the_cli_exits_2_with_one_line(tmp_path: Path):
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip().count("\n") == 0 and "trials" in done.stderr and str(path) in done.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_an_hpc_spec_makes_the_jobqueue_cluster_with_its_options(tmp_path: Path):
+    from closer.matrix.engine import jobqueue_cluster
+
+    spec = load_spec(_spec(tmp_path, GOOD + '[cluster]\nkind = "slurm"\nworkers = 3\n'
+                                         'options = {cores = 2, memory = "4GB", queue = "eda", walltime = "04:00:00", '
+                                         'scheduler_options = {dashboard_address = ":0"}}\n'))
+    with jobqueue_cluster(spec.cluster) as cluster:  # no job is submitted before scale()
+        script = cluster.job_script()
+    assert "#SBATCH -p eda" in script and "#SBATCH -t 04:00:00" in script and "--cpus-per-task=2" in script
+    bad = load_spec(_spec(tmp_path, GOOD + '[cluster]\nkind = "pbs"\noptions = {no_such_option = 1}\n'))
+    with pytest.raises(InputError, match=r"\[cluster\] options for pbs"):
+        jobqueue_cluster(bad.cluster)

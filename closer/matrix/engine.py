@@ -39,12 +39,21 @@ def dask_client(cluster: ClusterSpec) -> Iterator[object]:
         made = LocalCluster(n_workers=cluster.workers, threads_per_worker=1, processes=True,
                             dashboard_address=None, silence_logs=40)
     else:
-        import dask_jobqueue  # only HPC specs need it
-
-        made = getattr(dask_jobqueue, JOBQUEUE_CLASSES[cluster.kind])(**cluster.options)
+        made = jobqueue_cluster(cluster)
         made.scale(jobs=cluster.workers)
     with made, Client(made) as client:
         yield client
+
+
+def jobqueue_cluster(cluster: ClusterSpec):
+    """dask-jobqueue's cluster class of the kind, with the spec's options (not yet scaled: no job
+    is submitted until `scale`)."""
+    import dask_jobqueue  # only HPC specs need it
+
+    try:
+        return getattr(dask_jobqueue, JOBQUEUE_CLASSES[cluster.kind])(**cluster.options)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"[cluster] options for {cluster.kind.value}: {exc}") from None
 
 
 def generate_tasks(spec: MatrixSpec, paths: MatrixPaths) -> tuple[dict[tuple[str, str, str], Path], dict[str, str]]:

@@ -37,7 +37,7 @@ def dask_client(cluster: ClusterSpec) -> Iterator[object]:
         return
     if cluster.kind is ClusterKind.LOCAL:
         made = LocalCluster(n_workers=cluster.workers, threads_per_worker=1, processes=True,
-                            dashboard_address=None, silence_logs=40)
+                            dashboard_address=":0", silence_logs=40)
     else:
         made = jobqueue_cluster(cluster)
         made.scale(jobs=cluster.workers)

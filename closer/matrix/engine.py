@@ -87,7 +87,6 @@ class MatrixRun:
         self.store = ResultStore(self.paths.store)
         self.tasks, self.versions = generate_tasks(spec, self.paths)
         self.done = self.store.done()
-        self.ran: list[str] = []
 
     def run(self) -> list[StoreEntry]:
         from distributed import as_completed
@@ -158,7 +157,6 @@ class MatrixRun:
 
     def _finish(self, entry: StoreEntry) -> None:
         self._store(entry)
-        self.ran.append(entry.key)
         self.console.print(f"{entry.key}: {entry.run_state}, reward {entry.reward}, feasible {entry.feasible}",
                            soft_wrap=True, markup=False)
 

@@ -118,10 +118,6 @@ class MatrixSpec(_Strict):
             raise ValueError(f"agents: two agents share a label ({', '.join(labels)}); give each a label")
         return self
 
-    @property
-    def compose_ab(self) -> bool:
-        return self.compose
-
 
 def load_spec(path: Path) -> MatrixSpec:
     return load_toml_model(path, MatrixSpec, "matrix spec {path} does not exist")

@@ -18,11 +18,14 @@ T0 = datetime(2026, 12, 1, tzinfo=timezone.utc)
 
 
 def row(kind: str, trial: int, reward: float | None, agent: str = "sweep", invalid: bool = False,
-        pnr: int = 1, auc: float = 0.5) -> dict:
+        pnr: int = 1, auc: float = 0.5, cost: float | None = None, checkpoint: float | None = None,
+        checkpoint_cost: float | None = None) -> dict:
     return {"key": f"{kind}/{agent}/{trial}", "design": "gcd", "kind": kind, "budget": "low", "agent": agent,
             "machinery": True, "trial": trial, "run_state": "infrastructure_failure" if invalid else "success",
             "invalid": invalid, "reward": reward, "feasible": bool(reward), "auc_cost_public": auc,
-            "auc_wall_public": auc, "pnr_calls": pnr, "suite_version": "v", "note": "", "trajectory": None}
+            "auc_wall_public": auc, "pnr_calls": pnr, "suite_version": "v", "note": "", "trajectory": None,
+            "cost_to_first_feasible": cost, "checkpoint_a_reward": checkpoint,
+            "checkpoint_cost": checkpoint_cost}
 
 
 def test_rq1_compares_the_composition_with_c_and_skips_invalid_runs():
@@ -33,6 +36,17 @@ def test_rq1_compares_the_composition_with_c_and_skips_invalid_runs():
     assert np.isclose(r["AB_reward"], 0.8) and np.isclose(r["C_reward"], 0.4) and np.isclose(r["reward_diff"], 0.4)
     assert r["AB_reward_ci_low"] <= 0.8 <= r["AB_reward_ci_high"] and r["reward_diff_ci_low"] > 0
     assert np.isclose(r["AB_pnr_calls"], 3.0) and np.isclose(r["C_pnr_calls"], 1.0)
+
+
+def test_rq1_has_a_versus_c_at_the_checkpoint_and_b_versus_c_from_the_first_feasible_layout():
+    df = pd.DataFrame([row("AB", 1, 1.0), row("A", 1, 1.0, cost=10.0), row("A", 2, 0.8, cost=20.0),
+                       row("B", 1, 0.6, cost=50.0), row("C", 1, 0.9, cost=80.0, checkpoint=1.0, checkpoint_cost=30.0),
+                       row("C", 2, 0.0, checkpoint=0.0)])  # C trial 2 never had RTL that passes A's oracle
+    [r] = rq1_table(df).to_dict("records")
+    assert np.isclose(r["A_reward"], 0.9) and np.isclose(r["C_checkpoint_A_reward"], 0.5)
+    assert np.isclose(r["A_cost_to_first_feasible"], 15.0) and np.isclose(r["C_checkpoint_cost"], 30.0)
+    assert np.isclose(r["B_cost_to_first_feasible"], 50.0) and np.isclose(r["C_cost_to_first_feasible"], 80.0)
+    assert np.isclose(r["B_reward"], 0.6)
 
 
 def test_rq1_needs_both_arms():

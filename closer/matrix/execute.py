@@ -29,7 +29,14 @@ def run_job(job: TrialJob, out: Path) -> dict:
     if not record_file.is_file():
         raise CloserError(f"{job.key}: `closer task run` exited {done.returncode} without a record "
                           f"(log {log}): {done.log_tail(3)}")
-    return entry_of(job, load_json_model(record_file, RunRecord, "run record")).model_dump(mode="json")
+    record = load_json_model(record_file, RunRecord, "run record")
+    entry = entry_of(job, record)
+    if job.a_task is not None and record.run_state == "success":
+        from closer.matrix.checkpoint import find_checkpoint
+
+        entry.a_checkpoint = find_checkpoint(record, job.a_task, paths.checkpoint_cache)
+        entry.checkpoint_searched = True
+    return entry.model_dump(mode="json")
 
 
 def task_run_argv(job: TrialJob) -> list[str]:

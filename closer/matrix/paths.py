@@ -6,6 +6,7 @@
       runs-ab/             the composed B trials, started from an A trial's final RTL
       budgets/<key>.toml   the remaining aggregate budget each composed trial ran under
       logs/<key>.log       each trial's `closer task run` output
+      checkpoint-cache/    A evaluations of C's snapshots (closer.matrix.checkpoint)
       store.jsonl          one line per finished trial (append-only; the resume point)
       report/              the RQ tables (closer matrix report)
 """
@@ -46,6 +47,10 @@ class MatrixPaths:
 
     def log(self, key: str) -> Path:
         return self.root / "logs" / f"{slug(key)}.log"
+
+    @property
+    def checkpoint_cache(self) -> Path:
+        return self.root / "checkpoint-cache"
 
     @property
     def store(self) -> Path:

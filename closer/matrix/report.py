@@ -50,11 +50,23 @@ def entry_rows(entries: list[StoreEntry]) -> pd.DataFrame:
             "auc_cost_public": record.auc_cost_public if record else 0.0,
             "auc_wall_public": record.auc_wall_public if record else 0.0,
             "pnr_calls": pnr, "suite_version": e.suite_version, "note": e.note,
+            "cost_to_first_feasible": record.cost_to_first_feasible if record else None,
+            "checkpoint_a_reward": _checkpoint_reward(e), "checkpoint_cost": e.a_checkpoint.cost_units
+            if e.a_checkpoint else None,
             "trajectory": record.paths.get("trajectory") if record else None,
         })
     return pd.DataFrame(rows, columns=["key", "design", "kind", "budget", "agent", "machinery", "trial", "run_state",
                                        "invalid", "reward", "feasible", "auc_cost_public", "auc_wall_public",
-                                       "pnr_calls", "suite_version", "note", "trajectory"])
+                                       "pnr_calls", "suite_version", "note", "cost_to_first_feasible",
+                                       "checkpoint_a_reward", "checkpoint_cost", "trajectory"])
+
+
+def _checkpoint_reward(entry: StoreEntry) -> float | None:
+    """A C trial's reward at its verified-RTL checkpoint: A's reward of the first snapshot that
+    passes A's oracle, 0 if none did; None for other entries (or a matrix that did not compose)."""
+    if not entry.checkpoint_searched:
+        return None
+    return entry.a_checkpoint.a_reward if entry.a_checkpoint else 0.0
 
 
 def _a_pnr_calls(entries: list[StoreEntry], a_key: str) -> int:
@@ -103,8 +115,22 @@ def rq1_table(df: pd.DataFrame) -> pd.DataFrame:
         low, high = bootstrap_diff_ci(_valid(ab["reward"]), _valid(c["reward"]))
         row |= {"reward_diff": row["AB_reward"] - row["C_reward"], "reward_diff_ci_low": low,
                 "reward_diff_ci_high": high}
-        rows.append(row)
+        rows.append(row | _checkpoints(group[group["kind"] == "A"], group[group["kind"] == "B"], c))
     return pd.DataFrame(rows)
+
+
+def _checkpoints(a: pd.DataFrame, b: pd.DataFrame, c: pd.DataFrame) -> dict:
+    """A versus C at C's verified-RTL checkpoint (reward of A's oracle; cost to get there), and B
+    versus C from C's first feasible layout (cost to the first feasible full-gate call)."""
+    row = {}
+    for name, values in (("A_reward", a["reward"]), ("C_checkpoint_A_reward", c["checkpoint_a_reward"]),
+                         ("A_cost_to_first_feasible", a["cost_to_first_feasible"]),
+                         ("C_checkpoint_cost", c["checkpoint_cost"]), ("B_reward", b["reward"]),
+                         ("B_cost_to_first_feasible", b["cost_to_first_feasible"]),
+                         ("C_cost_to_first_feasible", c["cost_to_first_feasible"])):
+        mean, low, high = _mean_ci(_valid(values))
+        row |= {name: mean, f"{name}_ci_low": low, f"{name}_ci_high": high}
+    return row
 
 
 def edits_after_failures(calls: list[TrajectoryRecord]) -> list[tuple[str, str]]:

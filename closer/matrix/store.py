@@ -18,6 +18,17 @@ from closer.inputs import validation_message
 Role = Literal["trial", "ab"]
 
 
+class Checkpoint(BaseModel):
+    """Where a C trial first had RTL that passes A's oracle (closer.matrix.checkpoint)."""
+
+    model_config = ConfigDict(extra="forbid")
+    seq: int = Field(description="the C call whose snapshot first passed A's oracle")
+    elapsed_s: float = Field(description="C's wall clock at that call's end")
+    cost_units: float = Field(description="C's cumulative weighted cost at that call")
+    a_reward: float | None = Field(description="A's hidden reward of that snapshot's RTL")
+    evaluations: int = Field(description="A evaluations the search ran (the others were cached)")
+
+
 class StoreEntry(BaseModel):
     """One finished trial: a plain trial of one task, or one A+B composition."""
 
@@ -42,6 +53,9 @@ class StoreEntry(BaseModel):
     feasible: bool
     record: str | None = Field(description="the trial's record.json (None: a composition whose A failed its gates)")
     composed_from: str | None = Field(None, description="AB: the key of the A trial whose RTL B started from")
+    a_checkpoint: Checkpoint | None = Field(None, description=(
+        "C trials of a composing matrix: the first call whose snapshot passes A's oracle (None: none did)"))
+    checkpoint_searched: bool = Field(False, description="a_checkpoint was searched for (C trials of a composing matrix)")
     note: str = ""
     finished_at: str
 

@@ -80,6 +80,11 @@ def test_smoke_matrix_killed_and_resumed_runs_only_the_missing_trials(repo, tmp_
     oracle = rq1.set_index("agent").loc["oracle"]
     assert oracle["AB_reward"] == pytest.approx(1.0) and oracle["C_reward"] == pytest.approx(1.0)
     assert rq1.set_index("agent").loc["null", "AB_reward"] == 0.0  # null's A fails its gates: reward 0
+    # A vs C at C's verified-RTL checkpoint: the oracle's C has the golden RTL, null's never gets there
+    assert oracle["C_checkpoint_A_reward"] == pytest.approx(1.0)
+    assert rq1.set_index("agent").loc["null", "C_checkpoint_A_reward"] == 0.0
+    c_entries = [e for e in entries if e.kind == "C" and e.run_state == "success"]
+    assert c_entries and all(e.checkpoint_searched for e in c_entries)
     assert set(rq3["kind"]) == {"A", "B", "C", "AB"}
     assert (report / "rq2.csv").is_file() and "## RQ2" in (report / "report.md").read_text()
     composed = [e for e in entries if e.kind == "AB" and e.record]

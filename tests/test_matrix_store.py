@@ -118,3 +118,14 @@ def test_store_lines_validate_against_the_exported_schema(tmp_path: Path):
     jsonschema.validate(json.loads(store.path.read_text().splitlines()[0]), schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({**json.loads(store.path.read_text().splitlines()[0]), "trial": 0}, schema)
+
+
+def test_the_checkpoint_cache_key_is_the_rtl_a_takes():
+    from closer.matrix.checkpoint import projected_digest
+
+    golden = {"rtl/gcd.v": "aa", "constraints/gcd.sdc": "c1", "flow/settings.toml": "f1"}
+    other_settings = {**golden, "constraints/gcd.sdc": "c2", "flow/settings.toml": "f2"}
+    other_rtl = {**golden, "rtl/gcd.v": "bb"}
+    assert projected_digest(golden, ["rtl/*"]) == projected_digest(other_settings, ["rtl/*"])
+    assert projected_digest(golden, ["rtl/*"]) != projected_digest(other_rtl, ["rtl/*"])
+    assert projected_digest(golden, ["rtl/*"]) != projected_digest({**golden, "rtl/extra.v": "cc"}, ["rtl/*"])

@@ -15,17 +15,12 @@ from closer.agents import resolve_agent
 from closer.budget import BudgetOverride
 from closer.errors import InputError
 from closer.metered.paths import WorkspacePaths
-from closer.tasks.generate import generate_suite
-from closer.tasks.models import TaskKind
-from closer.tasks.paths import SuitePaths
 from closer.tasks.runner import TrialStart, load_budget_override, replace_rtl, run_trials
 
 
-@pytest.fixture(scope="module")
-def task(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("suite")
-    generate_suite("gcd", out, kinds=[TaskKind.A], budgets=["low"])
-    return SuitePaths(out).task("gcd-A-low").root
+@pytest.fixture
+def task(gcd_a_low_task: Path) -> Path:
+    return gcd_a_low_task
 
 
 def test_start_rtl_takes_regular_files_only(tmp_path: Path):

@@ -36,6 +36,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                  "Score WORKSPACE on a pristine copy of TASK under the hidden conditions."),
     "report": ("closer.report.cli:report_command",
                "Tables, best-so-far curves, A+B vs C, bootstrap CIs and the invalid-run manifest of RUNS."),
+    "matrix": ("closer.matrix.cli:matrix_group",
+               "The protocol's experiment: designs x kinds x budgets x agents x trials on Dask."),
     "drc": ("closer.drc.cli:drc_group", "Rule -> KLayout DRC script tasks: generate, import, run, select, report."),
 }
 PACKAGE_DIR = Path(__file__).resolve().parent

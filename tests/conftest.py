@@ -64,6 +64,18 @@ def tmp(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.fixture(scope="session")
+def gcd_a_low_task(tmp_path_factory) -> Path:
+    """The gcd-A-low task of a suite generated for the session (trials copy it, never change it)."""
+    from closer.tasks.generate import generate_suite
+    from closer.tasks.models import TaskKind
+    from closer.tasks.paths import SuitePaths
+
+    out = tmp_path_factory.mktemp("suite")
+    generate_suite("gcd", out, kinds=[TaskKind.A], budgets=["low"])
+    return SuitePaths(out).task("gcd-A-low").root
+
+
 # the longest files as measured (each several minutes: B/C evaluations run the physical flow twice)
 LONGEST_FIRST = ("test_tasks_harbor_b.py", "test_tasks_projection_b_sweep.py", "test_tasks_firdma.py",
                  "test_drc_klayout.py", "test_flow_corpus.py", "test_tasks_projection_b.py",

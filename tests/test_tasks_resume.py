@@ -11,18 +11,13 @@ import pytest
 
 from closer.agents import resolve_agent
 from closer.errors import InputError
-from closer.tasks.generate import generate_suite
-from closer.tasks.models import TaskKind
-from closer.tasks.paths import SuitePaths
 from closer.tasks.runner import run_trials
 from closer.tasks.trialstate import Phase, claim_trial, mark, reclaim_trial, read_progress
 
 
-@pytest.fixture(scope="module")
-def task(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("suite")
-    generate_suite("gcd", out, kinds=[TaskKind.A], budgets=["low"])
-    return SuitePaths(out).task("gcd-A-low").root
+@pytest.fixture
+def task(gcd_a_low_task: Path) -> Path:
+    return gcd_a_low_task
 
 
 def test_reclaim_is_refused_while_the_claimant_lives(tmp_path: Path):

@@ -8,7 +8,8 @@ rescore.json that `closer trajectory rescore` wrote beside it).
                                    reward with a bootstrap 95% CI over the valid trials, run-state
                                    success and feasible rates, AUC public and hidden (both axes);
                                    an invalid run (INVALID_STATES) never enters a mean
-      a_plus_b_vs_c.csv            A and B at one tier against C at the tier of closest aggregate budget
+      a_plus_b_vs_c.csv            A and B at one tier beside C at the tier of closest aggregate budget
+                                   (independent means; the composition is closer matrix's RQ1)
       invalid_runs.json            every trial that did not end in success, with its state and reason
       curves/<task>.png            best-so-far against wall clock and cost, public and hidden, per trial
       report.md, index.html        the same, for people (measure definitions: docs/trajectory.md)
@@ -218,7 +219,9 @@ def build_report(runs: Path, out: Path, mix_revisions: bool = False) -> Path:
           f"Measure definitions: `{MEASURES_DOC}`.", "",
           "## Per design x kind x budget x agent", "", markdown_table(table), "",
           "## Trials", "", markdown_table(_trial_rows(trials)), "",
-          "## A + B versus C at equal aggregate budget", "",
+          "## A, B and C side by side (independent means, not the protocol's composition)", "",
+          "A and B here are independent trials; the protocol's A+B composition (B started from A's final RTL "
+          "with the rest of the aggregate budget) is `closer matrix run` (docs/matrix.md, RQ1).", "",
           markdown_table(versus) if not versus.empty else "(needs A, B and C runs)", "",
           "## Runs that did not end in success", ""]
     md += [f"- {i['task']} {i['agent']} #{i['trial']}: {i['run_state']}: {i['reason']}"

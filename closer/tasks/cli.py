@@ -88,6 +88,13 @@ def evaluate_command(workspace: Path, task_dir: Path, out: Path | None, as_json:
 @click.option("--model", default=None, help="Model label of a command agent.")
 @click.option("--quantization", default=None, help="Quantization label of a command agent.")
 @click.option("--trials", default=1, show_default=True, type=click.IntRange(min=1))
+@click.option("--trial", "only", default=None, type=click.IntRange(min=1),
+              help="Run only trial N (its folder trial-N), instead of trials 1..--trials.")
+@click.option("--start-rtl", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Start from the RTL files of this folder instead of the task's start (e.g. an A trial's "
+                   "final rtl/; recorded in the record's `start`).")
+@click.option("--budget", "budget_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A TOML file whose [budget] table replaces the task's (closer.budget.BudgetOverride).")
 @click.option("--wall-s", type=POSITIVE, default=None, help="Override the tier's wall clock (seconds).")
 @click.option("--network", multiple=True, metavar="HOST:PORT",
               help="An endpoint the agent's sandbox may reach (e.g. its model's API); repeatable. "
@@ -97,16 +104,19 @@ def evaluate_command(workspace: Path, task_dir: Path, out: Path | None, as_json:
               "are, a killed trial is finished from where its progress.json says it stopped "
               "(docs/run-states.md#killed-runs-and---resume), missing trials are run.")
 def run_command(task_dir: Path, agent: str, label: str | None, backend: str | None, model: str | None,
-                quantization: str | None, trials: int, wall_s: float | None, network: tuple[str, ...],
-                out: Path, resume: bool) -> None:
+                quantization: str | None, trials: int, only: int | None, start_rtl: Path | None,
+                budget_file: Path | None, wall_s: float | None, network: tuple[str, ...], out: Path,
+                resume: bool) -> None:
     """Run AGENT on TASK_DIR for N trials, each in its own sandbox (docs/security.md); one JSON
     record per trial and a Markdown summary in OUT."""
     from closer.agents import resolve_agent
-    from closer.tasks.runner import run_trials
+    from closer.tasks.runner import TrialStart, load_budget_override, run_trials
 
     spec = resolve_agent(agent, label=label, backend=backend, model=model, quantization=quantization,
                          network=list(network))
-    records = run_trials(task_dir, spec, trials, out, wall_s=wall_s, resume=resume)
+    start = TrialStart(rtl=start_rtl.resolve() if start_rtl else None,
+                       budget=load_budget_override(budget_file) if budget_file else None)
+    records = run_trials(task_dir, spec, trials, out, wall_s=wall_s, resume=resume, only=only, start=start)
     from closer.tasks.runner import feasible_label
 
     for rec in records:

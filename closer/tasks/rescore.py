@@ -119,7 +119,7 @@ class Trial:
 
 
 @dataclass(frozen=True)
-class _Job:
+class SnapshotJob:
     store: Path       # the workspace whose snapshot store holds the digest
     control: Path | None  # its run (control) dir when outside the workspace
     digest: str
@@ -147,7 +147,7 @@ def task_dir_of(trial: Trial, suite: Path | None) -> Path:
     return Path(trial.record.paths["task"])
 
 
-def _store(record: RunRecord, trial_dir: Path) -> WorkspacePaths:
+def snapshot_store(record: RunRecord, trial_dir: Path) -> WorkspacePaths:
     """The run's snapshot store (the one place that maps a record to it)."""
     if "workspace" not in record.paths:
         raise InputError(f"{trial_dir / 'record.json'}: paths.workspace missing")
@@ -174,17 +174,17 @@ def rescore_trial(trial: Trial, selection: Selection, jobs: int, suite: Path | N
                   cache: Path | None = None, progress: Progress = print) -> RescoreFile:
     record = trial.record
     paths, task = load_task(task_dir_of(trial, suite))
-    store = _store(record, trial.dir)
+    store = snapshot_store(record, trial.dir)
     records = _records(Path(record.paths.get("trajectory", store.trajectory)))
     cache_root = (cache or trial.dir / CACHE_DIR).resolve() / task_key(paths)
     digests = list(dict.fromkeys(r.surface_digest for r in eligible_calls(records, selection)))
-    cached = {d for d in digests if _cached(cache_root / d) is not None}
+    cached = {d for d in digests if cached_evaluation(cache_root / d) is not None}
     reused = _reuse_trial_evaluation(trial, store, [d for d in digests if d not in cached], cache_root)
     todo = [d for d in digests if d not in cached and d not in reused]
     progress(f"rescore {record.task_id} {record.agent} trial {record.trial}: {len(records)} calls, "
              f"{len(digests)} snapshots selected: {len(cached)} cached, {len(reused)} from the trial's evaluation, "
              f"{len(todo)} to evaluate (jobs {jobs})")
-    _evaluate_all([_Job(store.root, store.control_dir, d, paths.root, cache_root / d) for d in todo], records, jobs, progress)
+    _evaluate_all([SnapshotJob(store.root, store.control_dir, d, paths.root, cache_root / d) for d in todo], records, jobs, progress)
     params = resolve_params(store.run_info if store.run_info.is_file() else None,
                             full_gate_tools=full_gate_tools(task.kind))
     counts = RescoreCounts(distinct_snapshots=len({r.surface_digest for r in records if r.surface_digest}),
@@ -205,7 +205,7 @@ def _records(trajectory: Path) -> list[TrajectoryRecord]:
     return read_trajectory(trajectory).records if trajectory.exists() else []
 
 
-def _cached(entry: Path) -> EvaluationRecord | None:
+def cached_evaluation(entry: Path) -> EvaluationRecord | None:
     path = entry / "evaluation" / "evaluation.json"
     if not path.is_file():
         return None
@@ -234,7 +234,7 @@ def _reuse_trial_evaluation(trial: Trial, store: WorkspacePaths, digests: list[s
     return set()
 
 
-def _evaluate_all(jobs_list: list[_Job], records: list[TrajectoryRecord], jobs: int, progress: Progress) -> None:
+def _evaluate_all(jobs_list: list[SnapshotJob], records: list[TrajectoryRecord], jobs: int, progress: Progress) -> None:
     if not jobs_list:
         return
     seqs = {j.digest: [r.seq for r in records if r.surface_digest == j.digest] for j in jobs_list}
@@ -252,7 +252,7 @@ def _evaluate_all(jobs_list: list[_Job], records: list[TrajectoryRecord], jobs: 
                      f"({ev.wall_s:.0f} s)")
 
 
-def evaluate_snapshot(job: _Job) -> EvaluationRecord:
+def evaluate_snapshot(job: SnapshotJob) -> EvaluationRecord:
     """The snapshot's files onto the pristine task workspace, then the pristine evaluator."""
     paths, task = load_task(job.task_dir)
     store = WorkspacePaths(job.store, control_dir=job.control)
@@ -301,7 +301,7 @@ def _rescored_calls(records: list[TrajectoryRecord], params: SummaryParams, cach
 
 
 def _hidden(entry: Path) -> HiddenResult | None:
-    ev = _cached(entry)
+    ev = cached_evaluation(entry)
     if ev is None:
         return None
     return HiddenResult(reward=ev.reward, scored=ev.scored, feasible=bool(ev.scored and ev.gate == 1),

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from closer import __version__
 from closer.agents import AgentSpec
 from closer.errors import CloserError, InputError, ToolMissing, ToolTimeout
-from closer.budget import resolve_budget
+from closer.budget import BudgetOverride, resolve_budget
 from closer.flow import reuse as flow_reuse
 from closer.metered.broker import Broker
 from closer.metered.config import load_tool_config
@@ -112,6 +112,9 @@ class RunRecord(BaseModel):
         "trials of different task revisions are never mixed unnoticed (closer report)"))
     tool_versions: dict[str, object]
     closer_version: str
+    start: dict[str, object] | None = Field(None, description=(
+        "a trial started from a given state (`--start-rtl`, `--budget`): the starting RTL folder, its "
+        "files' digest and the budget override the run ran under (the matrix's A+B composition)"))
     paths: dict[str, str]
 
     @model_validator(mode="before")
@@ -134,33 +137,56 @@ class RunRecord(BaseModel):
         return self.scored and bool(required) and all(v == "pass" for v in required)
 
 
+@dataclass(frozen=True)
+class TrialStart:
+    """Where a trial starts instead of the task's own start: its RTL (the files of `rtl`, a
+    folder, replace the workspace's rtl/ before the run's baseline snapshot) and its budget (an
+    override of the task's [budget] table). The matrix starts B from A's final RTL this way."""
+
+    rtl: Path | None = None
+    budget: BudgetOverride | None = None
+
+    def describe(self) -> dict[str, object] | None:
+        if self.rtl is None and self.budget is None:
+            return None
+        return {"rtl": str(self.rtl) if self.rtl else None,
+                "rtl_checksum": tree_checksum(self.rtl) if self.rtl else None,
+                "budget": self.budget.model_dump(exclude_defaults=True) if self.budget else None}
+
+
+NO_START = TrialStart()
+
+
 def run_trials(task_dir: Path, agent: AgentSpec, trials: int, out: Path, wall_s: float | None = None,
-               resume: bool = False) -> list[RunRecord]:
-    """Run trials 1..N into OUT. With `resume`, a trial already recorded is kept as it is and one
-    killed mid-way is finished (`resume_trial`); without it, an existing trial folder is refused."""
+               resume: bool = False, only: int | None = None, start: TrialStart = NO_START) -> list[RunRecord]:
+    """Run trials 1..N (or trial `only`) into OUT. With `resume`, a trial already recorded is kept
+    as it is and one killed mid-way is finished (`resume_trial`); without it, an existing trial
+    folder is refused."""
     paths, task = load_task(task_dir)
     out = out.resolve()
     records = []
-    for trial in range(1, trials + 1):
+    for trial in [only] if only else range(1, trials + 1):
         trial_dir = out / task.task_id / agent.label / f"trial-{trial}"
         record = TrialPaths(trial_dir).record
         if resume and record.exists():
             records.append(load_json_model(record, RunRecord, "run record"))
         elif resume and trial_dir.exists():
-            records.append(resume_trial(paths.root, agent, trial, trial_dir, wall_s))
+            records.append(resume_trial(paths.root, agent, trial, trial_dir, wall_s, start))
         else:
-            records.append(run_trial(paths.root, agent, trial, trial_dir, wall_s))
+            records.append(run_trial(paths.root, agent, trial, trial_dir, wall_s, start))
     write_summary(out)
     return records
 
 
-def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wall_s: float | None) -> RunRecord:
+def run_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wall_s: float | None,
+              start: TrialStart = NO_START) -> RunRecord:
     paths, task = load_task(task_dir)
     with claim_trial(trial_dir):  # atomic: a trial folder is never reused (records are never overwritten)
-        return _run_from_start(paths, task, agent, trial, trial_dir, wall_s)
+        return _run_from_start(paths, task, agent, trial, trial_dir, wall_s, start)
 
 
-def resume_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wall_s: float | None) -> RunRecord:
+def resume_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, wall_s: float | None,
+                 start: TrialStart = NO_START) -> RunRecord:
     """Finish a trial whose run was killed, from where its progress marker says it stopped:
     before the agent started, the trial starts afresh in its folder (nothing was made yet); while
     the agent ran, its leftovers are killed and the workspace as left is evaluated, the run an
@@ -172,13 +198,14 @@ def resume_trial(task_dir: Path, agent: AgentSpec, trial: int, trial_dir: Path, 
         tp = TrialPaths(trial_dir)
         ws = WorkspacePaths(tp.workspace, control_dir=tp.run)
         if stopped.phase in BEFORE_AGENT and not ws.trajectory.exists():
-            return _run_from_start(paths, task, agent, trial, trial_dir, wall_s)
+            return _run_from_start(paths, task, agent, trial, trial_dir, wall_s, start)
         info = load_run_info(ws)  # refuses (exit 2) a trial whose run header is missing or damaged
         outcome = stopped.agent or _interrupted_agent(stopped, ws, info.started_at)
         mark(trial_dir, Phase.EVALUATING, agent=outcome)
         for partial in (tp.evaluation, tp.evaluate_log):
             _set_aside(partial)
-        return _evaluate_and_record(paths, task, agent, trial, tp, ws, outcome, resumed_from=stopped.phase.value)
+        return _evaluate_and_record(paths, task, agent, trial, tp, ws, outcome, resumed_from=stopped.phase.value,
+                                    start=start)
 
 
 def _interrupted_agent(stopped: Progress, ws: WorkspacePaths, started_at: datetime) -> AgentOutcome:
@@ -207,10 +234,15 @@ def _set_aside(folder: Path) -> None:
         folder.rename(aside)
 
 
-def _run_from_start(paths, task, agent: AgentSpec, trial: int, trial_dir: Path, wall_s: float | None) -> RunRecord:
+def _run_from_start(paths, task, agent: AgentSpec, trial: int, trial_dir: Path, wall_s: float | None,
+                    start: TrialStart = NO_START) -> RunRecord:
     tp = TrialPaths(trial_dir)
     ws = prepare_workspace(paths.workspace, tp)
     shutil.copyfile(paths.instruction, tp.instruction)
+    if start.rtl is not None:
+        replace_rtl(ws, start.rtl)
+    if start.budget is not None:
+        override_budget(ws, start.budget)
     if wall_s:
         shorten_wall_clock(ws, wall_s)
     info = start_run(ws)
@@ -220,7 +252,7 @@ def _run_from_start(paths, task, agent: AgentSpec, trial: int, trial_dir: Path, 
     mark(trial_dir, Phase.AGENT, uid=uid)
     outcome = _run_agent(paths, task.kind, agent, tp, ws, uid, limit)
     mark(trial_dir, Phase.EVALUATING, agent=outcome)
-    return _evaluate_and_record(paths, task, agent, trial, tp, ws, outcome)
+    return _evaluate_and_record(paths, task, agent, trial, tp, ws, outcome, start=start)
 
 
 def _run_agent(paths, kind: str, agent: AgentSpec, tp: TrialPaths, ws: WorkspacePaths, uid: int,
@@ -266,7 +298,8 @@ def _run_agent(paths, kind: str, agent: AgentSpec, tp: TrialPaths, ws: Workspace
 
 
 def _evaluate_and_record(paths, task, agent: AgentSpec, trial: int, tp: TrialPaths, ws: WorkspacePaths,
-                         outcome: AgentOutcome, resumed_from: str | None = None) -> RunRecord:
+                         outcome: AgentOutcome, resumed_from: str | None = None,
+                         start: TrialStart = NO_START) -> RunRecord:
     evaluation: EvaluationRecord | None = None
     verifier_error = None
     try:
@@ -315,7 +348,7 @@ def _evaluate_and_record(paths, task, agent: AgentSpec, trial: int, tp: TrialPat
         suite_version=task.suite_version, task_checksum=tree_checksum(paths.root),
         tool_versions={**(ev.provenance if ev else {}), **{f"metered__{k}": v for k, v in
                                                             run_info.provenance.tool_versions.items()}},
-        closer_version=__version__,
+        closer_version=__version__, start=start.describe(),
         paths={"trial": str(tp.root), "workspace": str(ws.root), "run": str(ws.control),
                "trajectory": str(ws.trajectory), "task": str(paths.root),
                "evaluation": str(tp.evaluation / "evaluation.json"), "agent_log": str(tp.agent_log)},
@@ -435,6 +468,49 @@ def prepare_workspace(task_workspace: Path, tp: TrialPaths) -> WorkspacePaths:
         raise InputError(f"{task_workspace}: no {CONTROL_DIR}/tools.toml: not a task workspace")
     shutil.move(control, tp.run)
     return WorkspacePaths(tp.workspace, control_dir=tp.run)
+
+
+def replace_rtl(ws: WorkspacePaths, rtl: Path) -> None:
+    """The workspace's rtl/ becomes the regular files of `rtl` (a folder, one level; nothing else
+    is taken), as if the agent had written them before its first call."""
+    if not rtl.is_dir() or rtl.is_symlink():
+        raise InputError(f"--start-rtl {rtl}: not a folder")
+    sources = sorted(rtl.iterdir())
+    refused = [p.name for p in sources if p.is_symlink() or not p.is_file()]
+    if refused:
+        raise InputError(f"--start-rtl {rtl}: only regular files are taken; refused {', '.join(refused)}")
+    if not sources:
+        raise InputError(f"--start-rtl {rtl}: no files")
+    target = ws.root / "rtl"
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir()
+    for source in sources:
+        shutil.copyfile(source, target / source.name)
+
+
+class BudgetFile(BaseModel):
+    """`--budget FILE`: one [budget] table."""
+
+    model_config = ConfigDict(extra="forbid")
+    budget: BudgetOverride
+
+
+def load_budget_override(path: Path) -> BudgetOverride:
+    from closer.tomlio import load_toml_model
+
+    return load_toml_model(path, BudgetFile, "budget file {path} does not exist").budget
+
+
+def override_budget(ws: WorkspacePaths, budget: BudgetOverride) -> None:
+    """`--budget` replaces the trial copy's [budget] table before the run starts (the run records
+    the numbers it ran under in run.json)."""
+    data = tomllib.loads(ws.tools_config.read_text())
+    data["budget"] = budget.model_dump(exclude_none=True, exclude_defaults=False, mode="json")
+    for key in ("weights", "stagnation"):
+        if not data["budget"][key]:
+            del data["budget"][key]
+    ws.tools_config.write_text(tomli_w.dumps(data))
+    resolve_budget(load_tool_config(ws.tools_config).budget)  # fails now, naming the key, not mid-run
 
 
 def shorten_wall_clock(ws: WorkspacePaths, wall_s: float) -> None:

@@ -23,12 +23,13 @@ SCHEMA_MODELS: dict[str, type[BaseModel]] = {
 
 def all_models() -> dict[str, type[BaseModel]]:
     from closer.designs.checkrecord import CheckRecord
+    from closer.matrix.store import StoreEntry
     from closer.tasks.evaluate import EvaluationRecord
     from closer.tasks.rescore import RescoreFile
     from closer.tasks.runner import RunRecord
 
     return {**SCHEMA_MODELS, "task-evaluation": EvaluationRecord, "run-record": RunRecord,
-            "trajectory-rescore": RescoreFile, "design-check": CheckRecord}
+            "trajectory-rescore": RescoreFile, "design-check": CheckRecord, "matrix-store": StoreEntry}
 
 
 def schema_text(model: type[BaseModel]) -> str:

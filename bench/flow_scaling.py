@@ -1,6 +1,6 @@
 """Scaling of the physical back half (closer.physical) with design size.
 
-Synthesizes designs of increasing size with the plain Yosys script of closer.physical.netlist,
+Synthesizes designs of increasing size with the plain Yosys script of closer.physical.io.netlist,
 runs run_physical on each, and writes docs/flow-scaling.md + docs/flow-scaling.json: cells,
 time per step, router memory, unrouted nets, DRC by rule, LVS, setup/hold slack before and
 after parasitics. Run: .venv/bin/python bench/flow_scaling.py [names...] [--max-passes N]
@@ -21,9 +21,9 @@ sys.path.insert(0, str(ROOT))
 from closer.errors import CloserError  # noqa: E402
 from closer.pdk import pdk  # noqa: E402
 from closer.physical import PhysicalConfig, run_physical  # noqa: E402
-from closer.physical.floorplan import FloorplanConfig  # noqa: E402
-from closer.physical.netlist import synthesize  # noqa: E402
-from closer.physical.route import RouteConfig  # noqa: E402
+from closer.physical.floorplan.floorplan import FloorplanConfig  # noqa: E402
+from closer.physical.io.netlist import synthesize  # noqa: E402
+from closer.physical.route.route import RouteConfig  # noqa: E402
 
 MAC_RTL = """
 module mac16 (input wire clk, input wire rst, input wire en,
@@ -139,8 +139,8 @@ def write_report(rows: list[dict], out_md: Path, out_json: Path) -> None:
                  and not isinstance(v, bool) and v}
         lines.append(f"| {r['design']} | " + (", ".join(f"{k} {v}" for k, v in sorted(rules.items(), key=lambda kv: -kv[1])) or "none") + " |")
     lines += ["", "## Official deck (sky130A_mr.drc: FEOL, BEOL, off-grid) and antenna, final GDS", "",
-              "The drc gate reads the official deck (`closer.physical.signoff_drc`); Closer's deck above is the "
-              "repair loop's checker. Antenna: LEF ratios per net and layer (`closer.physical.antenna`), "
+              "The drc gate reads the official deck (`closer.physical.signoff.signoff_drc`); Closer's deck above is the "
+              "repair loop's checker. Antenna: LEF ratios per net and layer (`closer.physical.signoff.antenna`), "
               "violations before and after diode insertion.", "",
               "| design | official total | official rules with markers | deck s | antenna nets before repair | "
               "diodes | antenna nets | worst ratio/limit |", "|---|---|---|---|---|---|---|---|"]

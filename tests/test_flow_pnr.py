@@ -128,7 +128,7 @@ def test_full_run_writes_physical_metrics(full_run):
     assert (paths.node_dir("pnr") / PHYS_DIR / "steps.json").is_file()
     # the node's settings carry closer.physical's revision, so a change there reruns the node
     assert physical_revision() in (paths.node_dir("pnr") / "outputs" / "gcd.pkg.json").read_text()
-    # the layout's cells: the synthesized ones plus the clock tree's buffers (closer.physical.cts)
+    # the layout's cells: the synthesized ones plus the clock tree's buffers (closer.physical.cts.cts)
     assert meta["finish__design__instance__count"] == meta["synth__design__instance__count"] + meta["closer__cts__buffers"]
     assert meta["closer__cts__buffers"] >= 2 and meta["closer__cts__max_fanout"] <= 16
     netlist = (paths.node_dir("pnr") / "outputs" / "gcd.vg").read_text()

@@ -25,10 +25,15 @@ from typing import Any, ClassVar
 
 from closer.errors import InputError
 from closer.pdk import ALL_CORNERS, CORNERS, PdkPaths, pdk
-from closer.physical import antenna, cleanup, cts, diodes, defio, drc, gds, lvs, netlist as netlist_mod, parasitics, pinaccess, place, repair, route, signoff_drc, sta
-from closer.physical.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
-from closer.physical.lef import Macro, Tech, read_macros, read_tech
-from closer.physical.netlist import Netlist
+from closer.physical.cts import cts
+from closer.physical.io import defio, netlist as netlist_mod
+from closer.physical.place import place
+from closer.physical.repair import cleanup, diodes, repair
+from closer.physical.route import pinaccess, route
+from closer.physical.signoff import antenna, drc, gds, lvs, parasitics, signoff_drc, sta
+from closer.physical.floorplan.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
+from closer.physical.io.lef import Macro, Tech, read_macros, read_tech
+from closer.physical.io.netlist import Netlist
 from closer.sdc import SdcPolicy, write_canonical
 from closer.toolchain import tool_versions
 
@@ -179,7 +184,7 @@ class Place(Step):
 
 
 class ClockTree(Step):
-    """Clock buffers by placement clusters (closer.physical.cts); the netlist STA reads becomes
+    """Clock buffers by placement clusters (closer.physical.cts.cts); the netlist STA reads becomes
     `<top>_cts.v` when a tree was built."""
 
     id = "ClockTree"
@@ -297,7 +302,7 @@ class Lvs(Step):
 
 
 class Repair(Step):
-    """Rip up and reroute the nets at DRC markers and LVS opens/shorts (closer.physical.repair);
+    """Rip up and reroute the nets at DRC markers and LVS opens/shorts (closer.physical.repair.repair);
     the signed-off files and results are replaced only by a strictly better round."""
 
     id = "Repair"
@@ -364,7 +369,7 @@ class Repair(Step):
 
 
 class Cleanup(Step):
-    """Same-net notch and minimum-area fill on the signed-off GDS (closer.physical.cleanup), then DRC and LVS
+    """Same-net notch and minimum-area fill on the signed-off GDS (closer.physical.repair.cleanup), then DRC and LVS
     again. With `RepairConfig.fill` the repair has already filled every candidate it signed off,
     so this step finds work only when the repair is off or left markers."""
 
@@ -398,7 +403,7 @@ def _key_part(rule: str) -> str:
 
 class SignoffDrc(Step):
     """The official deck (sky130A_mr.drc: FEOL, BEOL, off-grid) on the final GDS; the drc gate
-    reads its total (closer.physical.signoff_drc)."""
+    reads its total (closer.physical.signoff.signoff_drc)."""
 
     id = "SignoffDrc"
 
@@ -423,8 +428,8 @@ REROUTE_STEPS: tuple[str, ...] = ("Fill", "WriteDef", "PinAccess", "Route", "Gds
 
 
 class Antenna(Step):
-    """The LEF antenna ratios per net and layer on the final GDS (closer.physical.antenna); with
-    violations, diodes beside the flagged gates (closer.physical.diodes) and the layout routed and
+    """The LEF antenna ratios per net and layer on the final GDS (closer.physical.signoff.antenna); with
+    violations, diodes beside the flagged gates (closer.physical.repair.diodes) and the layout routed and
     signed off again, up to `AntennaConfig.repair_rounds` times."""
 
     id = "Antenna"
@@ -553,7 +558,7 @@ def provenance(ctx: Context) -> dict[str, Any]:
     from importlib.metadata import version
 
     return {"tools": {"router": route.qrouter_version(), "klayout": f"klayout {version('klayout')} (PyPI)",
-                      "sta": "OpenSTA 2.0.17 (Debian opensta)", "placer": "closer.physical.place (quadratic + bisection)",
+                      "sta": "OpenSTA 2.0.17 (Debian opensta)", "placer": "closer.physical.place.place (quadratic + bisection)",
                       "yosys": "pyosys launcher (.venv/bin/yosys)"},
             "pdk": {"root": str(ctx.pdk.root), "library": "sky130_fd_sc_hd", "signoff_corner": ctx.config.signoff_corner,
                     "corners": list(ctx.config.corners)},
@@ -561,7 +566,7 @@ def provenance(ctx: Context) -> dict[str, Any]:
                        "netlist_sha256": hashlib.sha256(ctx.netlist_v.read_bytes()).hexdigest(),
                        "sdc": str(ctx.sdc) if ctx.sdc else None},
             "host": platform.node(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "drc_deck": "closer.physical.drc_deck (sky130 periphery rule values, BEOL li1..met5)",
+            "drc_deck": "closer.physical.signoff.drc_deck (sky130 periphery rule values, BEOL li1..met5)",
             "signoff_drc_deck": {"path": str(ctx.pdk.signoff_drc_deck), "sha256": _sha256(ctx.pdk.signoff_drc_deck),
                                  "klayout": tool_versions().get("klayout"), "options": signoff_drc.DECK_OPTIONS}}
 

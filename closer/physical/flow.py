@@ -4,9 +4,10 @@
 
 Steps (each a small class with declared inputs/outputs; `Step.start` is the one place that
 times a step and records it): ReadNetlist, Floorplan (die, rows, tap cells), Place (IO pins,
-global placement, legalization), ClockTree, Fill, WriteDef (with the power grid), PinAccess,
-Route (+ finalize), Gds, Drc (Closer's deck), Lvs, Repair, Cleanup, SignoffDrc (the official
-deck: the drc gate), Antenna (LEF ratios; diode repair), Sta, Metrics.
+global placement, legalization), ClockTree, HoldRepair (delay cells), Fill, WriteDef (with the
+power grid), PinAccess, Route (+ finalize), Gds, Drc (Closer's deck), Lvs, Repair, Cleanup,
+SignoffDrc (the official deck: the drc gate), Antenna (LEF ratios; diode repair), Sta, SetupRepair (gate sizing on the
+SPEF, then routed and signed off again), Metrics.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from closer.pdk import ALL_CORNERS, CORNERS, PdkPaths, pdk
 from closer.physical.cts import cts
 from closer.physical.io import defio, netlist as netlist_mod
 from closer.physical.place import place
-from closer.physical.repair import cleanup, diodes, repair
+from closer.physical.repair import cleanup, diodes, hold, repair, sizing
 from closer.physical.route import pinaccess, route
 from closer.physical.signoff import antenna, drc, gds, lvs, parasitics, signoff_drc, sta
 from closer.physical.floorplan.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
@@ -45,6 +46,8 @@ class PhysicalConfig:
     route: route.RouteConfig = field(default_factory=route.RouteConfig)
     repair: repair.RepairConfig = field(default_factory=repair.RepairConfig)
     cts: cts.CtsConfig = field(default_factory=cts.CtsConfig)
+    sizing: sizing.SizingConfig = field(default_factory=sizing.SizingConfig)
+    hold: hold.HoldConfig = field(default_factory=hold.HoldConfig)
     antenna: antenna.AntennaConfig = field(default_factory=antenna.AntennaConfig)
     pin_access: str = "hybrid"   # "lef" | "hybrid" | "pads" (see pinaccess)
     corners: tuple[str, ...] = CORNERS
@@ -204,6 +207,37 @@ class ClockTree(Step):
         return {"closer__cts__clock_nets": len(trees), "closer__cts__sinks": sum(t.sinks for t in trees),
                 "closer__cts__buffers": len(buffers), "closer__cts__levels": max((t.levels for t in trees), default=0),
                 "closer__cts__max_fanout": max((len(b.sinks) for b in buffers), default=0)}
+
+
+class HoldRepair(Step):
+    """Delay cells in front of the flop pins that miss hold, after the clock tree, at each corner
+    in turn (closer.physical.repair.hold; clocks propagated through the built tree, no wires yet:
+    the final STA with parasitics is the sign-off). Counts and hold WNS/TNS before and after."""
+
+    id = "HoldRepair"
+    inputs = ("netlist", "layout")
+
+    def run(self, ctx):
+        out: dict[str, Any] = {"cts__design__instance__count__hold_buffer": 0}
+        if not ctx.config.hold.enabled or ctx.sdc is None:
+            return out
+        propagated = bool(ctx.metrics.get("closer__cts__buffers"))
+        for corner in ctx.config.corners:
+            r = hold.repair_hold(corner, ctx.pdk.liberty(corner), ctx.netlist_v, ctx.top, ctx.sdc, propagated,
+                                 ctx.netlist, ctx.config.hold, ctx.paths.sta_dir / "hold")
+            key = f"closer__hold_repair__{corner}"
+            out.update({f"{key}__cells": r.cells, f"{key}__pins": len(r.chains), f"{key}__ws_before": r.ws_before_ns,
+                        f"{key}__ws_after": r.ws_after_ns, f"{key}__tns_before": r.tns_before_ns,
+                        f"{key}__tns_after": r.tns_after_ns})
+            if not r.chains:
+                continue
+            out["cts__design__instance__count__hold_buffer"] += r.cells
+            inserted = hold.insert_chains(ctx.netlist, ctx.layout, ctx.macros, r.chains)
+            target = ctx.paths.root / f"{ctx.top}_hold.v"
+            cts.write_verilog(ctx.netlist_v, target.with_suffix(".tmp.v"), ctx.netlist, inserted)
+            target.with_suffix(".tmp.v").replace(target)
+            ctx.netlist_v = target
+        return out
 
 
 class Fill(Step):
@@ -511,6 +545,59 @@ class Sta(Step):
         return out
 
 
+class SetupRepair(Step):
+    """Setup repair when the signed-off layout misses setup at a corner: OpenSTA sizes the worst
+    paths' drivers on the sign-off SPEF at the worst corner (closer.physical.repair.sizing), the
+    resized cells go into the layout, and the layout is routed and signed off again (antenna and
+    STA included), up to `SizingConfig.max_rounds` times while a round resizes something."""
+
+    id = "SetupRepair"
+    inputs = ("netlist", "layout")
+
+    def run(self, ctx):
+        cfg = ctx.config.sizing
+        before = _setup_ws_by_corner(ctx)
+        out: dict[str, Any] = {"closer__setup_repair__rounds": 0, "closer__setup_repair__resized": 0}
+        for corner, ws in before.items():
+            out[f"closer__setup_repair__ws_before__{corner}"] = ws
+        rounds = 0
+        while cfg.enabled and rounds < cfg.max_rounds and ctx.sdc is not None:
+            failing = {c: ws for c, ws in _setup_ws_by_corner(ctx).items() if ws is not None and ws < 0}
+            if not failing:
+                break
+            corner = min(failing, key=failing.get)
+            result = sizing.size_for_setup(corner, ctx.pdk.liberty(corner), ctx.netlist_v, ctx.top,
+                                           ctx.sdc, ctx.paths.spef,
+                                           bool(ctx.metrics.get("closer__cts__buffers")), ctx.netlist,
+                                           ctx.macros, cfg, ctx.paths.sta_dir / "sizing")
+            rounds += 1
+            # OpenSTA's own before/after on the round's SPEF (the sign-off numbers come from the reroute)
+            key = f"closer__setup_repair__round{rounds}__{corner}"
+            out.update({f"{key}__resized": len(result.resized), f"{key}__ws_before": result.ws_before_ns,
+                        f"{key}__ws_after": result.ws_after_ns, f"{key}__tns_before": result.tns_before_ns,
+                        f"{key}__tns_after": result.tns_after_ns})
+            if not result.resized:
+                break
+            out["closer__setup_repair__resized"] += len(result.resized)
+            sizing.apply_sizes(ctx.netlist, ctx.layout, ctx.macros, result.resized)
+            target = ctx.paths.root / f"{ctx.top}_sized.v"
+            sizing.write_verilog(ctx.netlist_v, target.with_suffix(".tmp.v"), ctx.netlist, result.resized)
+            target.with_suffix(".tmp.v").replace(target)
+            ctx.netlist_v = target
+            ctx.sta_results.clear()
+            for step_cls in STEPS:
+                if step_cls.id in REROUTE_STEPS + ("Antenna", "Sta"):
+                    step_cls().start(ctx)
+        out["closer__setup_repair__rounds"] = rounds
+        for corner, ws in _setup_ws_by_corner(ctx).items():
+            out[f"closer__setup_repair__ws_after__{corner}"] = ws
+        return out
+
+
+def _setup_ws_by_corner(ctx: Context) -> dict[str, float | None]:
+    return {c: ctx.metrics.get(f"finish__timing__setup__ws__corner__{c}") for c in ctx.config.corners}
+
+
 class Metrics(Step):
     id = "Metrics"
     inputs = ("netlist", "layout")
@@ -535,8 +622,9 @@ class Metrics(Step):
         return m
 
 
-STEPS: tuple[type[Step], ...] = (ReadNetlist, Floorplan, Place, ClockTree, Fill, WriteDef, PinAccess, Route, Gds, Drc,
-                                 Lvs, Repair, Cleanup, SignoffDrc, Antenna, Sta, Metrics)
+STEPS: tuple[type[Step], ...] = (ReadNetlist, Floorplan, Place, ClockTree, HoldRepair, Fill, WriteDef, PinAccess,
+                                 Route, Gds, Drc, Lvs, Repair, Cleanup, SignoffDrc, Antenna, Sta,
+                                 SetupRepair, Metrics)
 
 
 @dataclass

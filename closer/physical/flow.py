@@ -533,6 +533,9 @@ class Sta(Step):
                 if r.clock_skew_ns is not None:  # a clock tree was built: its skew and insertion delay
                     out[f"closer__cts__skew__{corner}"] = r.clock_skew_ns
                     out[f"closer__cts__insertion_delay__{corner}"] = r.clock_latency_ns
+                    # ORFS's name (Metrics.tcl clock__skew__setup at the cts stage); ORFS has no
+                    # insertion-delay key, so that one stays closer__ only
+                    out[f"cts__clock__skew__setup__corner__{corner}"] = r.clock_skew_ns
                 if corner == ctx.config.signoff_corner:
                     out["finish__timing__setup__ws"] = r.setup_ws_ns
                     out["finish__timing__hold__ws"] = r.hold_ws_ns

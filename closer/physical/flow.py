@@ -219,11 +219,11 @@ class HoldRepair(Step):
 
     def run(self, ctx):
         out: dict[str, Any] = {"cts__design__instance__count__hold_buffer": 0}
-        if not ctx.config.hold.enabled or ctx.sdc is None:
+        if not ctx.config.hold.enabled:
             return out
         propagated = bool(ctx.metrics.get("closer__cts__buffers"))
         for corner in ctx.config.corners:
-            r = hold.repair_hold(corner, ctx.pdk.liberty(corner), ctx.netlist_v, ctx.top, ctx.sdc, propagated,
+            r = hold.repair_hold(corner, ctx.pdk.liberty(corner), ctx.netlist_v, ctx.top, _timing_sdc(ctx), propagated,
                                  ctx.netlist, ctx.config.hold, ctx.paths.sta_dir / "hold")
             key = f"closer__hold_repair__{corner}"
             out.update({f"{key}__cells": r.cells, f"{key}__pins": len(r.chains), f"{key}__ws_before": r.ws_before_ns,
@@ -564,13 +564,13 @@ class SetupRepair(Step):
         for corner, ws in before.items():
             out[f"closer__setup_repair__ws_before__{corner}"] = ws
         rounds = 0
-        while cfg.enabled and rounds < cfg.max_rounds and ctx.sdc is not None:
+        while cfg.enabled and rounds < cfg.max_rounds:
             failing = {c: ws for c, ws in _setup_ws_by_corner(ctx).items() if ws is not None and ws < 0}
             if not failing:
                 break
             corner = min(failing, key=failing.get)
             result = sizing.size_for_setup(corner, ctx.pdk.liberty(corner), ctx.netlist_v, ctx.top,
-                                           ctx.sdc, ctx.paths.spef,
+                                           _timing_sdc(ctx), ctx.paths.spef,
                                            bool(ctx.metrics.get("closer__cts__buffers")), ctx.netlist,
                                            ctx.macros, cfg, ctx.paths.sta_dir / "sizing")
             rounds += 1
@@ -595,6 +595,16 @@ class SetupRepair(Step):
         for corner, ws in _setup_ws_by_corner(ctx).items():
             out[f"closer__setup_repair__ws_after__{corner}"] = ws
         return out
+
+
+def _timing_sdc(ctx: Context) -> Path:
+    """The canonical SDC, or one clock from config.clock_port/clock_period_ns when none was given."""
+    if ctx.sdc is not None:
+        return ctx.sdc
+    sdc = ctx.paths.sta_dir / "clock_only.sdc"
+    sdc.parent.mkdir(parents=True, exist_ok=True)
+    sdc.write_text(f"create_clock -name clk -period {ctx.config.clock_period_ns} [get_ports {ctx.config.clock_port}]\n")
+    return sdc
 
 
 def _setup_ws_by_corner(ctx: Context) -> dict[str, float | None]:

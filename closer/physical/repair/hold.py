@@ -21,13 +21,12 @@ from closer.physical.floorplan.floorplan import DBU, SITE_W, Layout
 from closer.physical.io.lef import Macro
 from closer.physical.io.netlist import Netlist
 from closer.physical.place import place as place_mod
-from closer.procs import Command, run
+from closer.physical.repair import opensta
 
 DONE_MARK = "CLOSER_HOLD_DONE"
 # smallest delay first (Liberty ss/tt/ff all order them so); the ladder a pin climbs
 DELAY_CELLS = ("sky130_fd_sc_hd__clkdlybuf4s15_1", "sky130_fd_sc_hd__dlygate4sd1_1",
                "sky130_fd_sc_hd__dlygate4sd2_1", "sky130_fd_sc_hd__dlygate4sd3_1")
-_RESULT = re.compile(r"^CLOSER_(BEFORE|AFTER) (\S+) (\S+)\s*$", re.M)
 _CHAIN = re.compile(r"^CLOSER_CHAIN (\S+) (\S+) ((?:\S+ ?)+)$", re.M)
 
 
@@ -127,24 +126,15 @@ puts $closer_fh "CLOSER_AFTER [lindex $closer_end 0] [lindex $closer_end 1]"
 def repair_hold(corner: str, liberty: Path, netlist_v: Path, top: str, sdc: Path, propagated: bool,
                 netlist: Netlist, cfg: HoldConfig, work: Path) -> HoldResult:
     """OpenSTA's hold repair at `corner` (raises ToolError when OpenSTA fails)."""
-    work.mkdir(parents=True, exist_ok=True)
-    out = work / f"hold_{corner}.rpt"
-    out.unlink(missing_ok=True)
-    tcl = work / f"hold_{corner}.tcl"
-    tcl.write_text(hold_script(liberty, netlist_v, top, sdc, propagated, cfg, out))
-    done = run(Command(["sta", "-no_init", "-exit", str(tcl)], cwd=work, timeout_s=900),
-               work / f"hold_{corner}.log", check=False)
-    text = out.read_text(errors="replace") if out.is_file() else ""
-    if done.returncode != 0 or DONE_MARK not in text or re.search(r"^Error", done.log.read_text(errors="replace"), re.M):
-        raise ToolError(f"OpenSTA hold repair failed at corner {corner}; log: {done.log}\n{done.log_tail()}")
-    return parse_hold(text, corner, netlist, done.log)
+    text, log = opensta.run_script(f"hold_{corner}", work,
+                                   lambda out: hold_script(liberty, netlist_v, top, sdc, propagated, cfg, out),
+                                   DONE_MARK, f"hold repair at corner {corner}")
+    return parse_hold(text, corner, netlist, log)
 
 
 def parse_hold(text: str, corner: str, netlist: Netlist, log: Path) -> HoldResult:
     """The chains (under the netlist's own instance names) and the hold slack before and after."""
-    scores = {m.group(1): (float(m.group(2)) * 1e9, float(m.group(3)) * 1e9) for m in _RESULT.finditer(text)}
-    if set(scores) != {"BEFORE", "AFTER"}:
-        raise ToolError(f"{log}: hold report without CLOSER_BEFORE/CLOSER_AFTER")
+    (ws0, tns0), (ws1, tns1) = opensta.before_after(text, log)
     safe = {orig: name for name, orig in netlist.original.items()}
     chains = {}
     for m in _CHAIN.finditer(text):
@@ -155,7 +145,6 @@ def parse_hold(text: str, corner: str, netlist: Netlist, log: Path) -> HoldResul
         if any(c not in DELAY_CELLS for c in cells):
             raise ToolError(f"{log}: hold chain of {m.group(1)} names a cell outside {DELAY_CELLS}")
         chains[(inst, m.group(2))] = cells
-    (ws0, tns0), (ws1, tns1) = scores["BEFORE"], scores["AFTER"]
     return HoldResult(corner, chains, ws0, ws1, tns0, tns1, log)
 
 

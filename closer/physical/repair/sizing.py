@@ -22,11 +22,10 @@ from closer.physical.floorplan.floorplan import DBU, FILL_MASTERS, SITE_W, Layou
 from closer.physical.io.lef import Macro
 from closer.physical.io.netlist import Netlist
 from closer.physical.place import place as place_mod
-from closer.procs import Command, run
+from closer.physical.repair import opensta
 
 DONE_MARK = "CLOSER_SIZING_DONE"
 _SIZED = re.compile(r"^(.*)_(\d+)$")
-_RESULT = re.compile(r"^CLOSER_(BEFORE|AFTER) (\S+) (\S+)\s*$", re.M)
 _RESIZE = re.compile(r"^CLOSER_RESIZE (\S+) (\S+) (\S+)\s*$", re.M)
 
 
@@ -142,25 +141,17 @@ def size_for_setup(corner: str, liberty: Path, netlist_v: Path, top: str, sdc: P
                    work: Path) -> SizingResult:
     """One OpenSTA sizing round at `corner`, on `spef` when given (raises ToolError when OpenSTA
     fails)."""
-    work.mkdir(parents=True, exist_ok=True)
     ladders = size_ladders(sorted(macros), cfg.dont_use)
-    out = work / f"sizing_{corner}.rpt"
-    out.unlink(missing_ok=True)
-    tcl = work / f"sizing_{corner}.tcl"
-    tcl.write_text(sizing_script(liberty, netlist_v, top, sdc, spef, propagated, ladders, cfg, out))
-    done = run(Command(["sta", "-no_init", "-exit", str(tcl)], cwd=work, timeout_s=900),
-               work / f"sizing_{corner}.log", check=False)
-    text = out.read_text(errors="replace") if out.is_file() else ""
-    if done.returncode != 0 or DONE_MARK not in text or re.search(r"^Error", done.log.read_text(errors="replace"), re.M):
-        raise ToolError(f"OpenSTA sizing failed at corner {corner}; log: {done.log}\n{done.log_tail()}")
-    return parse_sizing(text, corner, netlist, done.log)
+    text, log = opensta.run_script(
+        f"sizing_{corner}", work,
+        lambda out: sizing_script(liberty, netlist_v, top, sdc, spef, propagated, ladders, cfg, out),
+        DONE_MARK, f"sizing at corner {corner}")
+    return parse_sizing(text, corner, netlist, log)
 
 
 def parse_sizing(text: str, corner: str, netlist: Netlist, log: Path) -> SizingResult:
     """The resized instances (under the netlist's own names) and the slack before and after."""
-    scores = {m.group(1): (float(m.group(2)) * 1e9, float(m.group(3)) * 1e9) for m in _RESULT.finditer(text)}
-    if set(scores) != {"BEFORE", "AFTER"}:
-        raise ToolError(f"{log}: sizing report without CLOSER_BEFORE/CLOSER_AFTER")
+    (ws0, tns0), (ws1, tns1) = opensta.before_after(text, log)
     safe = {orig: name for name, orig in netlist.original.items()}
     resized = {}
     for m in _RESIZE.finditer(text):
@@ -168,7 +159,6 @@ def parse_sizing(text: str, corner: str, netlist: Netlist, log: Path) -> SizingR
         if name not in netlist.instances:
             raise ToolError(f"{log}: resized instance {m.group(1)!r} is not in the netlist")
         resized[name] = (netlist.instances[name].master, m.group(2))
-    (ws0, tns0), (ws1, tns1) = scores["BEFORE"], scores["AFTER"]
     return SizingResult(corner, resized, ws0, ws1, tns0, tns1, log)
 
 

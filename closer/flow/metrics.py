@@ -114,6 +114,10 @@ KEY_TABLE: list[KeyDoc] = [
     KeyDoc("finish__timing__drv__max_slew__corner__<corner>", "pins", "the same, one corner"),
     KeyDoc("finish__timing__drv__max_cap__corner__<corner>", "pins", "the same, one corner"),
     KeyDoc("finish__power__total", "W", "OpenSTA `report_power` with the SPEF, signoff corner"),
+    KeyDoc("cts__clock__skew__setup__corner__<corner>", "ns",
+           "OpenSTA `report_clock_skew` with the SPEF, clocks propagated through the built tree"),
+    KeyDoc("cts__design__instance__count__hold_buffer", "count",
+           "delay cells the hold repair put before flop pins after the clock tree (closer.physical.repair.hold)"),
     KeyDoc("closer__*", "mixed",
            "the rest of closer.physical's per-step metrics (docs/physical.md): place HPWL, pin "
            "access, route passes, per-rule DRC counts, LVS opens/shorts, per-corner slack and "

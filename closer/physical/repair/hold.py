@@ -135,10 +135,8 @@ def repair_hold(corner: str, liberty: Path, netlist_v: Path, top: str, sdc: Path
 def parse_hold(text: str, corner: str, netlist: Netlist, log: Path) -> HoldResult:
     """The chains (under the netlist's own instance names) and the hold slack before and after."""
     (ws0, tns0), (ws1, tns1) = opensta.before_after(text, log)
-    safe = {orig: name for name, orig in netlist.original.items()}
     chains = {}
-    for m in _CHAIN.finditer(text):
-        inst = safe.get(m.group(1), m.group(1))
+    for inst, m in opensta.named_rows(text, _CHAIN, netlist):
         cells = m.group(3).split()
         if inst not in netlist.instances or m.group(2) not in netlist.instances[inst].pins:
             raise ToolError(f"{log}: hold chain on {m.group(1)}/{m.group(2)}, not a pin of the netlist")

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from closer.errors import ToolError
+from closer.physical.io.netlist import Netlist
 from closer.procs import Command, run
 
 _SCORE = re.compile(r"^CLOSER_(BEFORE|AFTER) (\S+) (\S+)\s*$", re.M)
@@ -37,3 +38,11 @@ def before_after(text: str, log: Path) -> tuple[tuple[float, float], tuple[float
     if set(scores) != {"BEFORE", "AFTER"}:
         raise ToolError(f"{log}: report without CLOSER_BEFORE/CLOSER_AFTER")
     return scores["BEFORE"], scores["AFTER"]
+
+
+def named_rows(text: str, row: re.Pattern, netlist: Netlist) -> Iterator[tuple[str, re.Match]]:
+    """Each `row` match with its first group (an instance as OpenSTA names it, the netlist's own
+    name) mapped to the netlist's DEF-safe instance name."""
+    safe = {orig: name for name, orig in netlist.original.items()}
+    for m in row.finditer(text):
+        yield safe.get(m.group(1), m.group(1)), m

@@ -152,10 +152,8 @@ def size_for_setup(corner: str, liberty: Path, netlist_v: Path, top: str, sdc: P
 def parse_sizing(text: str, corner: str, netlist: Netlist, log: Path) -> SizingResult:
     """The resized instances (under the netlist's own names) and the slack before and after."""
     (ws0, tns0), (ws1, tns1) = opensta.before_after(text, log)
-    safe = {orig: name for name, orig in netlist.original.items()}
     resized = {}
-    for m in _RESIZE.finditer(text):
-        name = safe.get(m.group(1), m.group(1))
+    for name, m in opensta.named_rows(text, _RESIZE, netlist):
         if name not in netlist.instances:
             raise ToolError(f"{log}: resized instance {m.group(1)!r} is not in the netlist")
         resized[name] = (netlist.instances[name].master, m.group(2))

@@ -1,9 +1,10 @@
 """Scaling of the physical back half (closer.physical) with design size.
 
-Synthesizes designs of increasing size with the plain Yosys script of closer.physical.netlist,
+Synthesizes designs of increasing size with the plain Yosys script of closer.physical.io.netlist,
 runs run_physical on each, and writes docs/flow-scaling.md + docs/flow-scaling.json: cells,
 time per step, router memory, unrouted nets, DRC by rule, LVS, setup/hold slack before and
-after parasitics. Run: .venv/bin/python bench/flow_scaling.py [names...] [--max-passes N]
+after parasitics, WNS/TNS and skew before and after the hold and setup repairs.
+Run: .venv/bin/python bench/flow_scaling.py [names...] [--max-passes N]
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ sys.path.insert(0, str(ROOT))
 from closer.errors import CloserError  # noqa: E402
 from closer.pdk import pdk  # noqa: E402
 from closer.physical import PhysicalConfig, run_physical  # noqa: E402
-from closer.physical.floorplan import FloorplanConfig  # noqa: E402
-from closer.physical.netlist import synthesize  # noqa: E402
-from closer.physical.route import RouteConfig  # noqa: E402
+from closer.physical.floorplan.floorplan import FloorplanConfig  # noqa: E402
+from closer.physical.io.netlist import synthesize  # noqa: E402
+from closer.physical.route.route import RouteConfig  # noqa: E402
 
 MAC_RTL = """
 module mac16 (input wire clk, input wire rst, input wire en,
@@ -99,6 +100,44 @@ def _fmt(v, nd=3):
     return str(v)
 
 
+CORNERS = ("tt_025C_1v80", "ss_100C_1v60", "ff_n40C_1v95")
+
+
+def _arrow(before, after, nd=3) -> str:
+    return "–" if before is None and after is None else f"{_fmt(before, nd)} → {_fmt(after, nd)}"
+
+
+def _repair_table(rows: list[dict]) -> list[str]:
+    """WNS/TNS and skew before and after each repair step: HoldRepair (OpenSTA's hold slack per
+    corner before/after the delay cells, no wires), SetupRepair (sign-off setup WS per corner before
+    and after; OpenSTA's own WS/TNS of each sizing round on its SPEF), clock skew per corner."""
+    lines = ["", "## Timing repair (ns): hold repair after CTS, setup repair after sign-off", "",
+             "| design | hold cells | hold WS/TNS ff (before → after) | setup repair rounds / resized | "
+             "setup WS tt | setup WS ss | setup WS ff | sizing rounds (corner: WS, TNS before → after) | "
+             "skew tt / ss / ff |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        m = r.get("metrics", {})
+        if "closer__setup_repair__rounds" not in m:
+            continue
+        ff = "closer__hold_repair__ff_n40C_1v95"
+        hold = (f"{_arrow(m.get(ff + '__ws_before'), m.get(ff + '__ws_after'))}, "
+                f"{_arrow(m.get(ff + '__tns_before'), m.get(ff + '__tns_after'))}")
+        ws = [_arrow(m.get(f"closer__setup_repair__ws_before__{c}"), m.get(f"closer__setup_repair__ws_after__{c}"))
+              for c in CORNERS]
+        rounds = []
+        for k in range(1, m["closer__setup_repair__rounds"] + 1):
+            for c in CORNERS:
+                key = f"closer__setup_repair__round{k}__{c}"
+                if f"{key}__resized" in m:
+                    rounds.append(f"{k} {c.split('_')[0]}: {_arrow(m[key + '__ws_before'], m[key + '__ws_after'])}, "
+                                  f"{_arrow(m[key + '__tns_before'], m[key + '__tns_after'])} ({m[key + '__resized']} cells)")
+        skew = " / ".join(_fmt(m.get(f"cts__clock__skew__setup__corner__{c}"), 4) for c in CORNERS)
+        lines.append(f"| {r['design']} | {m.get('cts__design__instance__count__hold_buffer', '–')} | {hold} | "
+                     f"{m['closer__setup_repair__rounds']} / {m['closer__setup_repair__resized']} | "
+                     + " | ".join(ws) + f" | {'; '.join(rounds) or '–'} | {skew} |")
+    return lines
+
+
 def write_report(rows: list[dict], out_md: Path, out_json: Path) -> None:
     out_json.write_text(json.dumps(rows, indent=1, default=str))
     lines = ["# Flow scaling: closer.physical on sky130_fd_sc_hd", "",
@@ -131,6 +170,7 @@ def write_report(rows: list[dict], out_md: Path, out_json: Path) -> None:
             f"| {_fmt(m.get(f'closer__timing__setup__ws__{tt}__nospef'))} → {_fmt(m.get(f'closer__timing__setup__ws__{tt}__spef'))} "
             f"| {_fmt(m.get(f'closer__timing__hold__ws__{tt}__nospef'))} → {_fmt(m.get(f'closer__timing__hold__ws__{tt}__spef'))} "
             f"| {_fmt(sum(st.values()) + r['synth_s'], 1)} |")
+    lines += _repair_table(rows)
     lines += ["", "## DRC by rule", "", "| design | " + " | ".join(["rules with violations"]) + " |", "|---|---|"]
     for r in rows:
         m = r.get("metrics", {})
@@ -139,8 +179,8 @@ def write_report(rows: list[dict], out_md: Path, out_json: Path) -> None:
                  and not isinstance(v, bool) and v}
         lines.append(f"| {r['design']} | " + (", ".join(f"{k} {v}" for k, v in sorted(rules.items(), key=lambda kv: -kv[1])) or "none") + " |")
     lines += ["", "## Official deck (sky130A_mr.drc: FEOL, BEOL, off-grid) and antenna, final GDS", "",
-              "The drc gate reads the official deck (`closer.physical.signoff_drc`); Closer's deck above is the "
-              "repair loop's checker. Antenna: LEF ratios per net and layer (`closer.physical.antenna`), "
+              "The drc gate reads the official deck (`closer.physical.signoff.signoff_drc`); Closer's deck above is the "
+              "repair loop's checker. Antenna: LEF ratios per net and layer (`closer.physical.signoff.antenna`), "
               "violations before and after diode insertion.", "",
               "| design | official total | official rules with markers | deck s | antenna nets before repair | "
               "diodes | antenna nets | worst ratio/limit |", "|---|---|---|---|---|---|---|---|"]

@@ -52,7 +52,7 @@ fi
 # files are skipped, so this is quick on a second run).
 "$VENV/bin/python" -m compileall -q -j 0 closer >/dev/null
 
-# qrouter 1.4.88 with our patches (closer/physical/patches/qrouter-*.patch) for the classic backend;
+# qrouter 1.4.88 with our patches (closer/physical/route/patches/qrouter-*.patch) for the classic backend;
 # Debian bookworm packages only 1.4.71. Fast when already built.
 bash scripts/build-qrouter.sh | sed 's/^/[bootstrap] /'
 log "done"

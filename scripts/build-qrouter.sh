@@ -2,7 +2,7 @@
 # Build qrouter 1.4.88 (Debian trixie/sid's upstream tarball) for bookworm, where only 1.4.71 is
 # packaged. The source comes through `apt-get source` with a temporary apt configuration (a
 # deb-src line for sid, private lists/archives dirs); /etc/apt is not touched.
-# Patches in closer/physical/patches/qrouter-*.patch are applied in name order; qrouter-01 (net
+# Patches in closer/physical/route/patches/qrouter-*.patch are applied in name order; qrouter-01 (net
 # numbers after SPECIALNETS) is required by closer.physical, see docs/physical.md.
 # Idempotent: when the installed binary's stamp matches the version + patch hash, it exits at once.
 #
@@ -13,7 +13,7 @@ REPO="$(cd "$(dirname "$0")/.." && pwd)"
 VERSION=1.4.88
 PREFIX="${QROUTER_PREFIX:-$REPO/.venv/opt/qrouter}"
 CACHE="${QROUTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/closer/qrouter}"
-PATCH_DIR="$REPO/closer/physical/patches"
+PATCH_DIR="$REPO/closer/physical/route/patches"
 shopt -s nullglob
 PATCHES=("$PATCH_DIR"/qrouter-*.patch)
 STAMP_WANT="$VERSION $(cat "${PATCHES[@]}" /dev/null | sha256sum | cut -c1-16)"

@@ -128,8 +128,10 @@ def test_full_run_writes_physical_metrics(full_run):
     assert (paths.node_dir("pnr") / PHYS_DIR / "steps.json").is_file()
     # the node's settings carry closer.physical's revision, so a change there reruns the node
     assert physical_revision() in (paths.node_dir("pnr") / "outputs" / "gcd.pkg.json").read_text()
-    # the layout's cells: the synthesized ones plus the clock tree's buffers (closer.physical.cts)
-    assert meta["finish__design__instance__count"] == meta["synth__design__instance__count"] + meta["closer__cts__buffers"]
+    # the layout's cells: the synthesized ones plus the clock tree's buffers (closer.physical.cts.cts) and
+    # the hold repair's delay cells
+    assert meta["finish__design__instance__count"] == (meta["synth__design__instance__count"] + meta["closer__cts__buffers"]
+                                                      + meta["cts__design__instance__count__hold_buffer"])
     assert meta["closer__cts__buffers"] >= 2 and meta["closer__cts__max_fanout"] <= 16
     netlist = (paths.node_dir("pnr") / "outputs" / "gcd.vg").read_text()
     assert netlist.count("sky130_fd_sc_hd__clkbuf_4 cts_l1_") == meta["closer__cts__buffers"]

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from closer.physical import PhysicalConfig, run_physical
-from closer.physical.drc import run_drc
-from closer.physical.antenna import check_antenna
-from closer.physical.drc_deck import RULES
-from closer.physical.lef import read_tech
-from closer.physical.lvs import run_lvs
-from closer.physical.netlist import synthesize
-from closer.physical.parasitics import parse_rc
-from closer.physical.route import have_qrouter
-from closer.physical.signoff_drc import run_signoff_drc
+from closer.physical.signoff.drc import run_drc
+from closer.physical.signoff.antenna import check_antenna
+from closer.physical.signoff.drc_deck import RULES
+from closer.physical.io.lef import read_tech
+from closer.physical.signoff.lvs import run_lvs
+from closer.physical.io.netlist import synthesize
+from closer.physical.signoff.parasitics import parse_rc
+from closer.physical.route.route import have_qrouter
+from closer.physical.signoff.signoff_drc import run_signoff_drc
 from tests.conftest import require_tool
 
 kdb = pytest.importorskip("klayout.db")
@@ -131,10 +131,10 @@ def test_counter_routes_and_passes_lvs(counter_run):
 
 def _placed_counter(work: Path, pdk_paths):
     """The counter run's layout, netlist and cell LEF, rebuilt (placement is deterministic)."""
-    from closer.physical.floorplan import insert_fill, make_floorplan
-    from closer.physical.lef import read_macros
-    from closer.physical.netlist import read_netlist
-    from closer.physical.place import place
+    from closer.physical.floorplan.floorplan import insert_fill, make_floorplan
+    from closer.physical.io.lef import read_macros
+    from closer.physical.io.netlist import read_netlist
+    from closer.physical.place.place import place
 
     cfg = PhysicalConfig(clock_port="clk", clock_period_ns=5.0)
     macros = read_macros(pdk_paths.cell_lef)
@@ -245,7 +245,7 @@ def test_antenna_repair_inserts_diodes_until_clean(counter_run, tmp_path):
     """Two-way repair: with the limits tightened to a tenth (a test-only knob that can only
     tighten) the routed counter has violations; diodes beside the flagged gates, a new route and
     sign-off clear them, with DRC (both decks) and LVS still clean."""
-    from closer.physical.antenna import AntennaConfig
+    from closer.physical.signoff.antenna import AntennaConfig
 
     _, work = counter_run
     cfg = PhysicalConfig(clock_port="clk", clock_period_ns=5.0, corners=("tt_025C_1v80",),
@@ -289,7 +289,7 @@ def test_parse_rc_tree(tmp_path):
 def test_spef_escapes_scalar_ports_named_with_brackets(tmp_path):
     """A bit of a bus port keeps its brackets (SPEF's bus delimiter); a scalar port whose name
     has brackets (Yosys `splitnets -ports`: `\\count[0] `) is escaped, or OpenSTA does not find it."""
-    from closer.physical.parasitics import write_spef
+    from closer.physical.signoff.parasitics import write_spef
 
     rc = tmp_path / "x.rc"
     rc.write_text("q_0_ 1 u1/X 1 ( 4.0 0.0002 PIN/q_0_ )\nd_1_ 1 PIN/d_1_ 1 ( 4.0 0.0002 u1/A )\n")
@@ -323,8 +323,8 @@ def test_bad_input_names_the_file(tmp_path):
 def test_route_gate_fails_when_nets_stay_unrouted(counter_run, pdk_paths, tmp_path):
     """Two-way route gate: the counter routes completely (above); with only li1+met1 available
     qrouter leaves nets unrouted, the gate fails and LVS reports those nets open."""
-    from closer.physical.repair import RepairConfig
-    from closer.physical.route import RouteConfig
+    from closer.physical.repair.repair import RepairConfig
+    from closer.physical.route.route import RouteConfig
 
     result, work = counter_run
     assert result.metrics["closer__gate__route__pass"] is True
@@ -355,7 +355,7 @@ def _first_net_number(qrouter: str, phys: Path, tech_lef: Path, work: Path) -> i
 def test_qrouter_patch_01_first_net_after_specialnets(counter_run, pdk_paths, tmp_path):
     """Debian's qrouter gives the first regular net read after SPECIALNETS the reserved number 2
     (VDD_NET); ours (patch 01) starts regular nets above the reserved 1..3."""
-    from closer.physical.route import qrouter_binary
+    from closer.physical.route.route import qrouter_binary
 
     result, work = counter_run
     phys = work / "phys"

@@ -1,4 +1,4 @@
-"""The clock tree (closer.physical.cts): balanced clusters, the netlist and the Verilog it writes
+"""The clock tree (closer.physical.cts.cts): balanced clusters, the netlist and the Verilog it writes
 (read back by Yosys: every sink on a buffer's net, each buffer on the clock)."""
 
 from __future__ import annotations
@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from closer.physical import cts
-from closer.physical.floorplan import FloorplanConfig, make_floorplan
-from closer.physical.lef import read_macros
-from closer.physical.netlist import read_netlist, yosys_json
-from closer.physical.place import PlaceConfig, place
+from closer.physical.cts import cts
+from closer.physical.floorplan.floorplan import FloorplanConfig, make_floorplan
+from closer.physical.io.lef import read_macros
+from closer.physical.io.netlist import read_netlist, yosys_json
+from closer.physical.place.place import PlaceConfig, place
 
 
 def test_clusters_are_balanced_and_bounded():
@@ -29,7 +29,7 @@ def test_clock_ports_from_a_canonical_sdc():
 def test_tree_on_the_weak_gcd_netlist(repo, pdk_paths, tmp_path: Path):
     """Synthesize the weak gcd (53 flops), place it, build the tree, write and re-read the
     Verilog: the clock drives only buffers, every flop is on a buffer's net, fanouts <= 16."""
-    from closer.physical.netlist import synthesize
+    from closer.physical.io.netlist import synthesize
 
     lib = pdk_paths.liberty("tt_025C_1v80")
     src = synthesize([repo.design_dir("gcd") / "weak" / "rtl" / "gcd.v"], "gcd", lib, tmp_path / "gcd.v",
@@ -54,7 +54,7 @@ def test_tree_on_the_weak_gcd_netlist(repo, pdk_paths, tmp_path: Path):
 
 
 def test_clock_skew_report_parser():
-    from closer.physical.sta import clock_skew
+    from closer.physical.signoff.sta import clock_skew
 
     recorded = ("Clock core_clock\nLatency      CRPR       Skew\ncount[0]$_SDFF_PP0_/CLK ^\n 0.2806\n"
                 "_381_/CLK ^\n 0.2706    0.0000     0.0100\n\n")  # fifo8's layout, ss, skew edited
@@ -65,7 +65,7 @@ def test_clock_skew_report_parser():
 def test_skew_is_reported_with_the_parasitics(tmp_path: Path):
     """report_clock_skew comes after read_spef: before it, the tree's wires were not in the skew
     (OpenSTA reported 0.0000 on fifo8's layout; 0.0023 ns at ss with the SPEF)."""
-    from closer.physical.sta import StaReports, sta_script
+    from closer.physical.signoff.sta import StaReports, sta_script
 
     reports = StaReports.of(tmp_path, "ss_spef")
     script = sta_script(Path("c.lib"), Path("n.v"), "top", Path("c.sdc"), Path("n.spef"), None, None,

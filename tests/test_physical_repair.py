@@ -1,4 +1,4 @@
-"""The search-and-repair step (closer.physical.repair) and the router-access dont-use list.
+"""The search-and-repair step (closer.physical.repair.repair) and the router-access dont-use list.
 
 DEF surgery is tested on small texts; the loop's acceptance rule on fake candidates (a worse
 round is never kept); the real tools run in tests/test_flow_pnr.py (gcd signs off clean) and
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from closer.physical import repair
-from closer.physical.drc import DrcResult
-from closer.physical.lvs import LvsResult
+from closer.physical.repair import repair
+from closer.physical.signoff.drc import DrcResult
+from closer.physical.signoff.lvs import LvsResult
 
 DEF = """VERSION 5.8 ;
 DESIGN t ;
@@ -143,8 +143,8 @@ def _router_section() -> list[str]:
 def test_listed_cells_are_exactly_inaccessible(pdk_paths):
     """Two-way: every listed cell has a pin without access (the KLayout analysis of the cell GDS
     says so), and cells synthesis keeps using have access on every pin."""
-    from closer.physical.lef import read_macros
-    from closer.physical.pinaccess import inaccessible_masters
+    from closer.physical.io.lef import read_macros
+    from closer.physical.route.pinaccess import inaccessible_masters
 
     macros = read_macros(pdk_paths.cell_lef)
     listed = _router_section()
@@ -163,8 +163,8 @@ def test_met1_port_pins_are_given_to_the_router_as_met1(pdk_paths, tmp_path: Pat
     """Two-way: dfrtp_1's RESET_B has no li1 access point (so the analysis alone would ban the
     cell), but a met1 port; the router's LEF gives qrouter exactly that met1 and no li1. The
     cells kept out for being unvalidated through the flow all have such a pin."""
-    from closer.physical.lef import read_macros
-    from closer.physical.pinaccess import access_table, has_met1_port, write_router_lef
+    from closer.physical.io.lef import read_macros
+    from closer.physical.route.pinaccess import access_table, has_met1_port, write_router_lef
 
     macros = read_macros(pdk_paths.cell_lef)
     name = "sky130_fd_sc_hd__dfrtp_1"
@@ -202,8 +202,8 @@ def _met3_layout(tmp: Path, extra: list[tuple[int, int, int, int]] = ()) -> Path
 
 
 def test_notch_fill_makes_the_layout_clean(tmp_path: Path):
-    from closer.physical.cleanup import fill_notches
-    from closer.physical.drc import run_drc
+    from closer.physical.repair.cleanup import fill_notches
+    from closer.physical.signoff.drc import run_drc
 
     gds = _met3_layout(tmp_path)
     assert run_drc(gds).counts["m3.2"] > 0          # the deck sees the notch
@@ -213,8 +213,8 @@ def test_notch_fill_makes_the_layout_clean(tmp_path: Path):
 
 def test_notch_fill_never_comes_near_another_shape(tmp_path: Path):
     """Another polygon within the spacing of the notch: no fill (it could bridge two nets)."""
-    from closer.physical.cleanup import fill_notches
-    from closer.physical.drc import run_drc
+    from closer.physical.repair.cleanup import fill_notches
+    from closer.physical.signoff.drc import run_drc
 
     gds = _met3_layout(tmp_path, extra=[(330, 500, 420, 800)])  # 0.19 um above the notch
     before = run_drc(gds).counts["m3.2"]
@@ -229,8 +229,8 @@ def _island(tmp: Path, extra: list[tuple[int, int, int, int]] = ()) -> Path:
 
 
 def test_small_island_grows_to_minimum_area(tmp_path: Path):
-    from closer.physical.cleanup import fill_min_area
-    from closer.physical.drc import run_drc
+    from closer.physical.repair.cleanup import fill_min_area
+    from closer.physical.signoff.drc import run_drc
 
     gds = _island(tmp_path)
     assert run_drc(gds).counts["m3.6"] == 1
@@ -239,8 +239,8 @@ def test_small_island_grows_to_minimum_area(tmp_path: Path):
 
 
 def test_small_island_next_to_another_shape_is_left_alone(tmp_path: Path):
-    from closer.physical.cleanup import fill_min_area
-    from closer.physical.drc import run_drc
+    from closer.physical.repair.cleanup import fill_min_area
+    from closer.physical.signoff.drc import run_drc
 
     gds = _island(tmp_path, extra=[(800, 0, 2000, 330)])  # 0.34 um to the right: growing would violate m3.2
     assert fill_min_area(gds) == {}
@@ -259,8 +259,8 @@ def test_best_pass_is_written_during_the_run(tmp_path: Path, pdk_paths):
     """Large designs take qrouter's best pass as written during the run instead of replaying
     the schedule: forced here on the counter with two layers (nets stay unrouted)."""
     from closer.physical import PhysicalConfig, run_physical
-    from closer.physical.netlist import synthesize
-    from closer.physical.route import RouteConfig
+    from closer.physical.io.netlist import synthesize
+    from closer.physical.route.route import RouteConfig
 
     netlist = synthesize([pdk_paths.root / "smoke" / "counter.v"], "counter", pdk_paths.liberty("tt_025C_1v80"),
                          tmp_path / "counter.v", tmp_path / "synth.log")
@@ -275,9 +275,9 @@ def test_best_pass_is_written_during_the_run(tmp_path: Path, pdk_paths):
     assert m["closer__route__time_limited"] is False and len(passes) > 1
     # qrouter wrote the DEF more than once in this run (each new best, then the end): every net
     # it did not list as failed still has its wiring (upstream qrouter wrote only the routes
-    # changed since the previous write_def; closer/physical/patches/qrouter-02-*)
-    from closer.physical.defio import read_routed_nets
-    from closer.physical.netlist import read_netlist
+    # changed since the previous write_def; closer/physical/route/patches/qrouter-02-*)
+    from closer.physical.io.defio import read_routed_nets
+    from closer.physical.io.netlist import read_netlist
 
     nl = read_netlist(tmp_path / "phys" / "netlist.json", "counter")
     wired = {n for n, r in read_routed_nets(tmp_path / "phys" / "route" / "counter_route.def").items() if r.has_wiring}
@@ -292,8 +292,8 @@ def test_pass_budget_stops_the_rip_up_schedule(tmp_path: Path, pdk_paths):
     """Two-way with the test above: with no time left after stage 1 no rip-up pass starts, the
     run still ends normally (qrouter writes its DEF) and says it was time-limited."""
     from closer.physical import PhysicalConfig, run_physical
-    from closer.physical.netlist import synthesize
-    from closer.physical.route import RouteConfig
+    from closer.physical.io.netlist import synthesize
+    from closer.physical.route.route import RouteConfig
 
     netlist = synthesize([pdk_paths.root / "smoke" / "counter.v"], "counter", pdk_paths.liberty("tt_025C_1v80"),
                          tmp_path / "counter.v", tmp_path / "synth.log")

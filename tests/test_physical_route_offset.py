@@ -1,11 +1,11 @@
-"""qrouter's whole-wire tap offset is undone in the routed DEF (closer.physical.route): the wire
+"""qrouter's whole-wire tap offset is undone in the routed DEF (closer.physical.route.route): the wire
 goes back to the grid row the net's own routing meets it on, with a jog to the tap. Recorded on
 fifo8's routed DEF (the mem_2__3_ net whose shifted wire shorted push_data_3_'s L1M1 pad).
 Two-way: a wire with no evidence of its row, or with two candidate rows, is left as written."""
 
 from __future__ import annotations
 
-from closer.physical.route import snap_offset_wires_to_net_rows
+from closer.physical.route.route import snap_offset_wires_to_net_rows
 
 HEAD = "DESIGN t ;\nNETS 1 ;\n"
 TAIL = "\nEND NETS\nEND DESIGN\n"

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from closer.physical.cleanup import fill_holes
-from closer.physical.drc import run_drc
-from closer.physical.lef import read_macros, read_tech
-from closer.physical.signoff_drc import read_report, run_signoff_drc
+from closer.physical.repair.cleanup import fill_holes
+from closer.physical.signoff.drc import run_drc
+from closer.physical.io.lef import read_macros, read_tech
+from closer.physical.signoff.signoff_drc import read_report, run_signoff_drc
 
 kdb = pytest.importorskip("klayout.db")
 

@@ -1,4 +1,4 @@
-"""What closer/physical/patches/qrouter-via-keepout.patch fixes, shown with the real patched qrouter.
+"""What closer/physical/route/patches/qrouter-via-keepout.patch fixes, shown with the real patched qrouter.
 
 The patched binary honours QROUTER_CLOSER_PATCH (off | keepout | tracks | on, default on), so one
 binary routes the same placed counter both ways. The checks run in KLayout on the routed geometry:
@@ -23,13 +23,13 @@ from pathlib import Path
 import pytest
 
 from closer.paths import repo_paths
-from closer.physical.lef import Tech, read_tech
+from closer.physical.io.lef import Tech, read_tech
 from closer.procs import Command, run
 
 db = pytest.importorskip("klayout.db")
 
 FIXTURE = Path(__file__).parent / "fixtures" / "qrouter_patch" / "counter8.def"
-PATCH = repo_paths().root / "closer" / "physical" / "patches" / "qrouter-via-keepout.patch"
+PATCH = repo_paths().root / "closer" / "physical" / "route" / "patches" / "qrouter-via-keepout.patch"
 PATCH_MARKER = b"QROUTER_CLOSER_PATCH"  # the getenv() name, present only in a patched build
 M1_SPACE_NM, M3_SPACE_NM = 140, 300  # SKY130 m1.2 and m3.2
 STAGE2_PASSES = 3

@@ -204,7 +204,7 @@ def test_honest_sdc_reaches_opensta_only_as_canonical_text(gcd_sta: FlowPaths) -
 def test_physical_sta_reads_the_sdc_as_data(repo, pdk_paths, gcd_sta: FlowPaths, tmp_path: Path) -> None:
     """closer.physical's OpenSTA runs: results from their report files; an SDC with Tcl in it is
     refused before OpenSTA starts (before the change it printed a fake CLOSER_SETUP block)."""
-    from closer.physical import sta
+    from closer.physical.signoff import sta
 
     netlist = gcd_sta.node_dir("synth") / "outputs" / "gcd.vg"
     lib = pdk_paths.liberty("tt_025C_1v80")
@@ -222,7 +222,7 @@ def test_physical_sta_numbers_ignore_what_the_log_says(pdk_paths, gcd_sta: FlowP
     """Defense in depth: even an SDC run as Tcl (bypassing closer.sdc) that prints the old
     `CLOSER_SETUP ... slack (MET)` block into the log leaves the setup slack as OpenSTA computed
     it (issue 16: the log parser reported 9.0 ns)."""
-    from closer.physical import sta
+    from closer.physical.signoff import sta
     from closer.procs import Command, run
 
     netlist = gcd_sta.node_dir("synth") / "outputs" / "gcd.vg"

@@ -10,7 +10,7 @@ import pytest
 
 from closer import metrics as mk
 from closer.flow.runner import run_flow
-from closer.physical import sta
+from closer.physical.signoff import sta
 from closer.reward import metrics_from_mapping
 from closer.reward.gates import GATES, observe
 from closer.reward.targets import GateName

@@ -111,7 +111,7 @@ def test_physical_condition_models_check_corners() -> None:
 
 
 def test_placer_seed_changes_only_the_first_io_order() -> None:
-    from closer.physical import place
+    from closer.physical.place import place
 
     class _Net:
         top = "t"

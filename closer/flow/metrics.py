@@ -85,14 +85,14 @@ KEY_TABLE: list[KeyDoc] = [
     KeyDoc("finish__design__instance__utilization", "ratio", "instance area / core area"),
     KeyDoc("detailedroute__route__wirelength", "µm", "routed DEF (qrouter) wire length"),
     KeyDoc("detailedroute__route__drc_errors", "count",
-           "KLayout run of Closer's BEOL deck on the GDS (closer/physical/drc_deck.py), the repair "
+           "KLayout run of Closer's BEOL deck on the GDS (closer/physical/signoff/drc_deck.py), the repair "
            "loop's fast checker; ORFS counts the router's own DRC here"),
     KeyDoc("closer__signoff__drc_errors", "count",
            "markers of the official deck, `$PDK_ROOT/sky130A/libs.tech/klayout/drc/sky130A_mr.drc` (FEOL, "
            "BEOL, off-grid; Debian KLayout in batch mode) on the final GDS, all rules (the reward `drc` gate; "
            "per rule as `closer__signoff__official_drc__<rule>`)"),
     KeyDoc("detailedroute__antenna__violating__nets", "count",
-           "nets with a LEF antenna ratio above its limit on some layer (closer/physical/antenna.py, "
+           "nets with a LEF antenna ratio above its limit on some layer (closer/physical/signoff/antenna.py, "
            "the reward `antenna` gate)"),
     KeyDoc("detailedroute__antenna_diodes_count", "count", "`sky130_fd_sc_hd__diode_2` cells in the layout's netlist"),
     KeyDoc("closer__signoff__lvs_errors", "count",
@@ -105,7 +105,7 @@ KEY_TABLE: list[KeyDoc] = [
     KeyDoc("finish__timing__hold__ws", "ns", "the same, hold"),
     KeyDoc("finish__timing__drv__max_slew", "pins",
            "OpenSTA 2.0.17 `report_check_types -max_transition -all_violators` with the SPEF, "
-           "signoff corner (closer/physical/sta.py)"),
+           "signoff corner (closer/physical/signoff/sta.py)"),
     KeyDoc("finish__timing__drv__max_cap", "pins",
            "driver pins whose net capacitance (OpenSTA, with the SPEF) exceeds the pin's Liberty "
            "max_capacitance, signoff corner (this OpenSTA has no capacitance-limit check)"),
@@ -114,6 +114,10 @@ KEY_TABLE: list[KeyDoc] = [
     KeyDoc("finish__timing__drv__max_slew__corner__<corner>", "pins", "the same, one corner"),
     KeyDoc("finish__timing__drv__max_cap__corner__<corner>", "pins", "the same, one corner"),
     KeyDoc("finish__power__total", "W", "OpenSTA `report_power` with the SPEF, signoff corner"),
+    KeyDoc("cts__clock__skew__setup__corner__<corner>", "ns",
+           "OpenSTA `report_clock_skew` with the SPEF, clocks propagated through the built tree"),
+    KeyDoc("cts__design__instance__count__hold_buffer", "count",
+           "delay cells the hold repair put before flop pins after the clock tree (closer.physical.repair.hold)"),
     KeyDoc("closer__*", "mixed",
            "the rest of closer.physical's per-step metrics (docs/physical.md): place HPWL, pin "
            "access, route passes, per-rule DRC counts, LVS opens/shorts, per-corner slack and "

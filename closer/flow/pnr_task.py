@@ -76,10 +76,10 @@ class PnrTask(ASICTask):
 
     def _physical_config(self):
         from closer.physical import PhysicalConfig
-        from closer.physical.floorplan import FloorplanConfig
-        from closer.physical.place import PlaceConfig
-        from closer.physical.repair import RepairConfig
-        from closer.physical.route import RouteConfig
+        from closer.physical.floorplan.floorplan import FloorplanConfig
+        from closer.physical.place.place import PlaceConfig
+        from closer.physical.repair.repair import RepairConfig
+        from closer.physical.route.route import RouteConfig
         from closer.sdc import SdcPolicy
 
         util, aspect, passes, rounds = (self.get("var", k) for k in
@@ -119,7 +119,7 @@ class PnrTask(ASICTask):
         Path(PNR_JSON).parent.mkdir(parents=True, exist_ok=True)
         Path(PNR_JSON).write_text(json.dumps(signoff_metrics(result.metrics), indent=1,
                                              sort_keys=True, default=str) + "\n")
-        # the layout's netlist: the input with the clock tree's buffers (closer.physical.cts)
+        # the layout's netlist: the input with the clock tree's buffers (closer.physical.cts.cts)
         shutil.copyfile(result.netlist or f"inputs/{top}.vg", f"outputs/{top}.vg")
         shutil.copyfile(result.gds, f"outputs/{top}.gds")
         shutil.copyfile(result.def_, f"outputs/{top}.def")

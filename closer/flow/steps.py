@@ -60,7 +60,7 @@ FRONT_STEPS: list[Step] = [
 
 
 def _qrouter_version() -> str:
-    from closer.physical.route import QROUTER_VERSION
+    from closer.physical.route.route import QROUTER_VERSION
     return QROUTER_VERSION
 
 

@@ -4,9 +4,10 @@
 
 Steps (each a small class with declared inputs/outputs; `Step.start` is the one place that
 times a step and records it): ReadNetlist, Floorplan (die, rows, tap cells), Place (IO pins,
-global placement, legalization), ClockTree, Fill, WriteDef (with the power grid), PinAccess,
-Route (+ finalize), Gds, Drc (Closer's deck), Lvs, Repair, Cleanup, SignoffDrc (the official
-deck: the drc gate), Antenna (LEF ratios; diode repair), Sta, Metrics.
+global placement, legalization), ClockTree, HoldRepair (delay cells), Fill, WriteDef (with the
+power grid), PinAccess, Route (+ finalize), Gds, Drc (Closer's deck), Lvs, Repair, Cleanup,
+SignoffDrc (the official deck: the drc gate), Antenna (LEF ratios; diode repair), Sta, SetupRepair (gate sizing on the
+SPEF, then routed and signed off again), Metrics.
 """
 
 from __future__ import annotations
@@ -25,10 +26,15 @@ from typing import Any, ClassVar
 
 from closer.errors import InputError
 from closer.pdk import ALL_CORNERS, CORNERS, PdkPaths, pdk
-from closer.physical import antenna, cleanup, cts, diodes, defio, drc, gds, lvs, netlist as netlist_mod, parasitics, pinaccess, place, repair, route, signoff_drc, sta
-from closer.physical.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
-from closer.physical.lef import Macro, Tech, read_macros, read_tech
-from closer.physical.netlist import Netlist
+from closer.physical.cts import cts
+from closer.physical.io import defio, netlist as netlist_mod
+from closer.physical.place import place
+from closer.physical.repair import cleanup, diodes, hold, repair, sizing
+from closer.physical.route import pinaccess, route
+from closer.physical.signoff import antenna, drc, gds, lvs, parasitics, signoff_drc, sta
+from closer.physical.floorplan.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
+from closer.physical.io.lef import Macro, Tech, read_macros, read_tech
+from closer.physical.io.netlist import Netlist
 from closer.sdc import SdcPolicy, write_canonical
 from closer.toolchain import tool_versions
 
@@ -40,6 +46,8 @@ class PhysicalConfig:
     route: route.RouteConfig = field(default_factory=route.RouteConfig)
     repair: repair.RepairConfig = field(default_factory=repair.RepairConfig)
     cts: cts.CtsConfig = field(default_factory=cts.CtsConfig)
+    sizing: sizing.SizingConfig = field(default_factory=sizing.SizingConfig)
+    hold: hold.HoldConfig = field(default_factory=hold.HoldConfig)
     antenna: antenna.AntennaConfig = field(default_factory=antenna.AntennaConfig)
     pin_access: str = "hybrid"   # "lef" | "hybrid" | "pads" (see pinaccess)
     corners: tuple[str, ...] = CORNERS
@@ -179,7 +187,7 @@ class Place(Step):
 
 
 class ClockTree(Step):
-    """Clock buffers by placement clusters (closer.physical.cts); the netlist STA reads becomes
+    """Clock buffers by placement clusters (closer.physical.cts.cts); the netlist STA reads becomes
     `<top>_cts.v` when a tree was built."""
 
     id = "ClockTree"
@@ -199,6 +207,37 @@ class ClockTree(Step):
         return {"closer__cts__clock_nets": len(trees), "closer__cts__sinks": sum(t.sinks for t in trees),
                 "closer__cts__buffers": len(buffers), "closer__cts__levels": max((t.levels for t in trees), default=0),
                 "closer__cts__max_fanout": max((len(b.sinks) for b in buffers), default=0)}
+
+
+class HoldRepair(Step):
+    """Delay cells in front of the flop pins that miss hold, after the clock tree, at each corner
+    in turn (closer.physical.repair.hold; clocks propagated through the built tree, no wires yet:
+    the final STA with parasitics is the sign-off). Counts and hold WNS/TNS before and after."""
+
+    id = "HoldRepair"
+    inputs = ("netlist", "layout")
+
+    def run(self, ctx):
+        out: dict[str, Any] = {"cts__design__instance__count__hold_buffer": 0}
+        if not ctx.config.hold.enabled:
+            return out
+        propagated = bool(ctx.metrics.get("closer__cts__buffers"))
+        for corner in ctx.config.corners:
+            r = hold.repair_hold(corner, ctx.pdk.liberty(corner), ctx.netlist_v, ctx.top, _timing_sdc(ctx), propagated,
+                                 ctx.netlist, ctx.config.hold, ctx.paths.sta_dir / "hold")
+            key = f"closer__hold_repair__{corner}"
+            out.update({f"{key}__cells": r.cells, f"{key}__pins": len(r.chains), f"{key}__ws_before": r.ws_before_ns,
+                        f"{key}__ws_after": r.ws_after_ns, f"{key}__tns_before": r.tns_before_ns,
+                        f"{key}__tns_after": r.tns_after_ns})
+            if not r.chains:
+                continue
+            out["cts__design__instance__count__hold_buffer"] += r.cells
+            inserted = hold.insert_chains(ctx.netlist, ctx.layout, ctx.macros, r.chains)
+            target = ctx.paths.root / f"{ctx.top}_hold.v"
+            cts.write_verilog(ctx.netlist_v, target.with_suffix(".tmp.v"), ctx.netlist, inserted)
+            target.with_suffix(".tmp.v").replace(target)
+            ctx.netlist_v = target
+        return out
 
 
 class Fill(Step):
@@ -297,7 +336,7 @@ class Lvs(Step):
 
 
 class Repair(Step):
-    """Rip up and reroute the nets at DRC markers and LVS opens/shorts (closer.physical.repair);
+    """Rip up and reroute the nets at DRC markers and LVS opens/shorts (closer.physical.repair.repair);
     the signed-off files and results are replaced only by a strictly better round."""
 
     id = "Repair"
@@ -364,7 +403,7 @@ class Repair(Step):
 
 
 class Cleanup(Step):
-    """Same-net notch and minimum-area fill on the signed-off GDS (closer.physical.cleanup), then DRC and LVS
+    """Same-net notch and minimum-area fill on the signed-off GDS (closer.physical.repair.cleanup), then DRC and LVS
     again. With `RepairConfig.fill` the repair has already filled every candidate it signed off,
     so this step finds work only when the repair is off or left markers."""
 
@@ -398,7 +437,7 @@ def _key_part(rule: str) -> str:
 
 class SignoffDrc(Step):
     """The official deck (sky130A_mr.drc: FEOL, BEOL, off-grid) on the final GDS; the drc gate
-    reads its total (closer.physical.signoff_drc)."""
+    reads its total (closer.physical.signoff.signoff_drc)."""
 
     id = "SignoffDrc"
 
@@ -423,8 +462,8 @@ REROUTE_STEPS: tuple[str, ...] = ("Fill", "WriteDef", "PinAccess", "Route", "Gds
 
 
 class Antenna(Step):
-    """The LEF antenna ratios per net and layer on the final GDS (closer.physical.antenna); with
-    violations, diodes beside the flagged gates (closer.physical.diodes) and the layout routed and
+    """The LEF antenna ratios per net and layer on the final GDS (closer.physical.signoff.antenna); with
+    violations, diodes beside the flagged gates (closer.physical.repair.diodes) and the layout routed and
     signed off again, up to `AntennaConfig.repair_rounds` times."""
 
     id = "Antenna"
@@ -494,6 +533,9 @@ class Sta(Step):
                 if r.clock_skew_ns is not None:  # a clock tree was built: its skew and insertion delay
                     out[f"closer__cts__skew__{corner}"] = r.clock_skew_ns
                     out[f"closer__cts__insertion_delay__{corner}"] = r.clock_latency_ns
+                    # ORFS's name (Metrics.tcl clock__skew__setup at the cts stage); ORFS has no
+                    # insertion-delay key, so that one stays closer__ only
+                    out[f"cts__clock__skew__setup__corner__{corner}"] = r.clock_skew_ns
                 if corner == ctx.config.signoff_corner:
                     out["finish__timing__setup__ws"] = r.setup_ws_ns
                     out["finish__timing__hold__ws"] = r.hold_ws_ns
@@ -504,6 +546,69 @@ class Sta(Step):
         # lines OpenSTA warned about while reading the SPEF (> 0: parasitics partly not annotated)
         out["closer__timing__spef_warnings"] = spef_warnings
         return out
+
+
+class SetupRepair(Step):
+    """Setup repair when the signed-off layout misses setup at a corner: OpenSTA sizes the worst
+    paths' drivers on the sign-off SPEF at the worst corner (closer.physical.repair.sizing), the
+    resized cells go into the layout, and the layout is routed and signed off again (antenna and
+    STA included), up to `SizingConfig.max_rounds` times while a round resizes something."""
+
+    id = "SetupRepair"
+    inputs = ("netlist", "layout")
+
+    def run(self, ctx):
+        cfg = ctx.config.sizing
+        before = _setup_ws_by_corner(ctx)
+        out: dict[str, Any] = {"closer__setup_repair__rounds": 0, "closer__setup_repair__resized": 0}
+        for corner, ws in before.items():
+            out[f"closer__setup_repair__ws_before__{corner}"] = ws
+        rounds = 0
+        while cfg.enabled and rounds < cfg.max_rounds:
+            failing = {c: ws for c, ws in _setup_ws_by_corner(ctx).items() if ws is not None and ws < 0}
+            if not failing:
+                break
+            corner = min(failing, key=failing.get)
+            result = sizing.size_for_setup(corner, ctx.pdk.liberty(corner), ctx.netlist_v, ctx.top,
+                                           _timing_sdc(ctx), ctx.paths.spef,
+                                           bool(ctx.metrics.get("closer__cts__buffers")), ctx.netlist,
+                                           ctx.macros, cfg, ctx.paths.sta_dir / "sizing")
+            rounds += 1
+            # OpenSTA's own before/after on the round's SPEF (the sign-off numbers come from the reroute)
+            key = f"closer__setup_repair__round{rounds}__{corner}"
+            out.update({f"{key}__resized": len(result.resized), f"{key}__ws_before": result.ws_before_ns,
+                        f"{key}__ws_after": result.ws_after_ns, f"{key}__tns_before": result.tns_before_ns,
+                        f"{key}__tns_after": result.tns_after_ns})
+            if not result.resized:
+                break
+            out["closer__setup_repair__resized"] += len(result.resized)
+            sizing.apply_sizes(ctx.netlist, ctx.layout, ctx.macros, result.resized)
+            target = ctx.paths.root / f"{ctx.top}_sized.v"
+            sizing.write_verilog(ctx.netlist_v, target.with_suffix(".tmp.v"), ctx.netlist, result.resized)
+            target.with_suffix(".tmp.v").replace(target)
+            ctx.netlist_v = target
+            ctx.sta_results.clear()
+            for step_cls in STEPS:
+                if step_cls.id in REROUTE_STEPS + ("Antenna", "Sta"):
+                    step_cls().start(ctx)
+        out["closer__setup_repair__rounds"] = rounds
+        for corner, ws in _setup_ws_by_corner(ctx).items():
+            out[f"closer__setup_repair__ws_after__{corner}"] = ws
+        return out
+
+
+def _timing_sdc(ctx: Context) -> Path:
+    """The canonical SDC, or one clock from config.clock_port/clock_period_ns when none was given."""
+    if ctx.sdc is not None:
+        return ctx.sdc
+    sdc = ctx.paths.sta_dir / "clock_only.sdc"
+    sdc.parent.mkdir(parents=True, exist_ok=True)
+    sdc.write_text(f"create_clock -name clk -period {ctx.config.clock_period_ns} [get_ports {ctx.config.clock_port}]\n")
+    return sdc
+
+
+def _setup_ws_by_corner(ctx: Context) -> dict[str, float | None]:
+    return {c: ctx.metrics.get(f"finish__timing__setup__ws__corner__{c}") for c in ctx.config.corners}
 
 
 class Metrics(Step):
@@ -530,8 +635,9 @@ class Metrics(Step):
         return m
 
 
-STEPS: tuple[type[Step], ...] = (ReadNetlist, Floorplan, Place, ClockTree, Fill, WriteDef, PinAccess, Route, Gds, Drc,
-                                 Lvs, Repair, Cleanup, SignoffDrc, Antenna, Sta, Metrics)
+STEPS: tuple[type[Step], ...] = (ReadNetlist, Floorplan, Place, ClockTree, HoldRepair, Fill, WriteDef, PinAccess,
+                                 Route, Gds, Drc, Lvs, Repair, Cleanup, SignoffDrc, Antenna, Sta,
+                                 SetupRepair, Metrics)
 
 
 @dataclass
@@ -553,7 +659,7 @@ def provenance(ctx: Context) -> dict[str, Any]:
     from importlib.metadata import version
 
     return {"tools": {"router": route.qrouter_version(), "klayout": f"klayout {version('klayout')} (PyPI)",
-                      "sta": "OpenSTA 2.0.17 (Debian opensta)", "placer": "closer.physical.place (quadratic + bisection)",
+                      "sta": "OpenSTA 2.0.17 (Debian opensta)", "placer": "closer.physical.place.place (quadratic + bisection)",
                       "yosys": "pyosys launcher (.venv/bin/yosys)"},
             "pdk": {"root": str(ctx.pdk.root), "library": "sky130_fd_sc_hd", "signoff_corner": ctx.config.signoff_corner,
                     "corners": list(ctx.config.corners)},
@@ -561,7 +667,7 @@ def provenance(ctx: Context) -> dict[str, Any]:
                        "netlist_sha256": hashlib.sha256(ctx.netlist_v.read_bytes()).hexdigest(),
                        "sdc": str(ctx.sdc) if ctx.sdc else None},
             "host": platform.node(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "drc_deck": "closer.physical.drc_deck (sky130 periphery rule values, BEOL li1..met5)",
+            "drc_deck": "closer.physical.signoff.drc_deck (sky130 periphery rule values, BEOL li1..met5)",
             "signoff_drc_deck": {"path": str(ctx.pdk.signoff_drc_deck), "sha256": _sha256(ctx.pdk.signoff_drc_deck),
                                  "klayout": tool_versions().get("klayout"), "options": signoff_drc.DECK_OPTIONS}}
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from closer.physical.drc_deck import RULES
-from closer.physical.gds import LAYERS
+from closer.physical.signoff.drc_deck import RULES
+from closer.physical.signoff.gds import LAYERS
 
 METALS = ("li1", "met1", "met2", "met3", "met4", "met5")
 GRID_UM = 0.005  # manufacturing grid (x.1b)

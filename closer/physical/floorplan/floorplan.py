@@ -13,8 +13,8 @@ import math
 from dataclasses import dataclass, field
 
 from closer.errors import InputError
-from closer.physical.lef import Macro
-from closer.physical.netlist import Netlist
+from closer.physical.io.lef import Macro
+from closer.physical.io.netlist import Netlist
 
 DBU = 1000
 SITE_W = 460

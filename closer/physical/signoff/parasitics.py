@@ -102,7 +102,7 @@ def write_spef(nets: dict[str, RcNet], top: str, original: dict[str, str], path:
         return f"{_spef_name(orig(inst))}:{pin}", ""
 
     out = ['*SPEF "IEEE 1481-1998"', f'*DESIGN "{top}"', '*DATE "closer"', '*VENDOR "closer"',
-           '*PROGRAM "closer.physical.parasitics (qrouter write_delays)"', '*VERSION "1"',
+           '*PROGRAM "closer.physical.signoff.parasitics (qrouter write_delays)"', '*VERSION "1"',
            '*DESIGN_FLOW "PIN_CAP NONE"', "*DIVIDER /", "*DELIMITER :", "*BUS_DELIMITER [ ]",
            "*T_UNIT 1 NS", "*C_UNIT 1 PF", "*R_UNIT 1 OHM", "*L_UNIT 1 HENRY", ""]
     for net in nets.values():

@@ -22,11 +22,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from closer.errors import InputError
-from closer.physical.floorplan import Layout
-from closer.physical.gds import LAYERS
-from closer.physical.lef import AntennaRule, Macro, Tech
-from closer.physical.lvs import reference_terminals
-from closer.physical.netlist import Netlist
+from closer.physical.floorplan.floorplan import Layout
+from closer.physical.signoff.gds import LAYERS
+from closer.physical.io.lef import AntennaRule, Macro, Tech
+from closer.physical.signoff.lvs import reference_terminals
+from closer.physical.io.netlist import Netlist
 
 METALS = ("li1", "met1", "met2", "met3", "met4", "met5")
 CUT_ABOVE = {"li1": "mcon", "met1": "via", "met2": "via2", "met3": "via3", "met4": "via4"}
@@ -34,7 +34,7 @@ CUT_ABOVE = {"li1": "mcon", "met1": "via", "met2": "via2", "met3": "via3", "met4
 
 @dataclass(frozen=True)
 class AntennaConfig:
-    repair_rounds: int = 2     # diode-insertion rounds (closer.physical.diodes), each a new route
+    repair_rounds: int = 2     # diode-insertion rounds (closer.physical.repair.diodes), each a new route
     # the LEF limits times this; only ever <= 1 (tighter than the foundry's: tests use it to
     # make a clean layout fail and exercise the repair), never a way to loosen a rule
     limit_scale: float = 1.0

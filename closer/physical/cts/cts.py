@@ -20,10 +20,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from closer.physical import place as place_mod
-from closer.physical.floorplan import DBU, SITE_W, Layout
-from closer.physical.lef import Macro
-from closer.physical.netlist import Instance, Netlist
+from closer.physical.place import place as place_mod
+from closer.physical.floorplan.floorplan import DBU, SITE_W, Layout
+from closer.physical.io.lef import Macro
+from closer.physical.io.netlist import Instance, Netlist
 
 BUFFER = "sky130_fd_sc_hd__clkbuf_4"
 

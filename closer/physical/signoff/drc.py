@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from closer.errors import InputError
-from closer.physical.drc_deck import RULES, Rule
-from closer.physical.gds import LAYERS
+from closer.physical.signoff.drc_deck import RULES, Rule
+from closer.physical.signoff.gds import LAYERS
 
 
 @dataclass

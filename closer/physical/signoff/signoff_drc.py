@@ -4,7 +4,7 @@ mode on the final GDS, FEOL, BEOL and off-grid sections on.
 
 The deck writes a KLayout marker database (`.lyrdb`, XML): one `<category>` per rule it checked,
 one `<item>` per marker. `read_report` turns it into per-rule counts (every checked rule listed).
-Closer's own deck (`closer.physical.drc`) stays the fast checker inside the repair loop; this one
+Closer's own deck (`closer.physical.signoff.drc`) stays the fast checker inside the repair loop; this one
 is the gate.
 """
 

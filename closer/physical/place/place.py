@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from closer.errors import InputError
-from closer.physical.floorplan import (DBU, ROW_H, SITE_W, IoPin, Layout, Placed, io_slots)
-from closer.physical.lef import Macro
-from closer.physical.netlist import Netlist
+from closer.physical.floorplan.floorplan import (DBU, ROW_H, SITE_W, IoPin, Layout, Placed, io_slots)
+from closer.physical.io.lef import Macro
+from closer.physical.io.netlist import Netlist
 
 MAX_CLIQUE = 40  # nets with more pins (clock, reset) use a star to their centroid instead
 

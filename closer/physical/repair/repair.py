@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from closer.physical import drc, lvs
-from closer.physical.gds import LAYERS
+from closer.physical.signoff import drc, lvs
+from closer.physical.signoff.gds import LAYERS
 
 POWER_NETS = ("VPWR", "VGND")
 ROUTING_LAYERS = ("li1", "met1", "met2", "met3", "met4", "met5")
@@ -42,7 +42,7 @@ class RepairConfig:
     item_rounds: int = 24     # then rounds on one problem at a time
     max_wall_s: float = 480.0  # no new round starts after this much repair time
     obstruct: bool = True     # False: never add obstructions (the strategies' net windows only)
-    fill: bool = True         # every candidate gets the same-net fills (closer.physical.cleanup)
+    fill: bool = True         # every candidate gets the same-net fills (closer.physical.repair.cleanup)
                               # before DRC, so rounds are spent only on what a fill cannot fix
 
 
@@ -71,7 +71,7 @@ class RepairLog:
 
 def marker_windows(result: drc.DrcResult) -> list[Window]:
     """(rule layer, marker box) for every DRC marker."""
-    from closer.physical.drc_deck import RULES
+    from closer.physical.signoff.drc_deck import RULES
 
     layer_of = {r.name: r.layer for r in RULES}
     out = []
@@ -83,7 +83,7 @@ def marker_windows(result: drc.DrcResult) -> list[Window]:
 
 def _def_layout(final_def: Path, tech_lef: Path, cell_lef: Path):
     """The routed DEF with each wire's net name as a shape property (cells left empty)."""
-    from closer.physical.gds import read_def
+    from closer.physical.signoff.gds import read_def
 
     return read_def(final_def, tech_lef, cell_lef, net_names=True)
 

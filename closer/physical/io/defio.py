@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from closer.physical.floorplan import IO_PIN_LEN, IO_PIN_W, RAIL_W, SITE_W, STRAP_GAP, STRAP_W, Layout
-from closer.physical.lef import Tech
-from closer.physical.netlist import Netlist
+from closer.physical.floorplan.floorplan import IO_PIN_LEN, IO_PIN_W, RAIL_W, SITE_W, STRAP_GAP, STRAP_W, Layout
+from closer.physical.io.lef import Tech
+from closer.physical.io.netlist import Netlist
 
 POWER_NETS = ("VPWR", "VGND")
 RAIL_VIA = "M1M2_PR"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from closer.physical.lef import Macro, Rect
+from closer.physical.io.lef import Macro, Rect
 
 PAD_HALF_X, PAD_HALF_Y = 145, 115  # L1M1_PR met1 pad, nm
 MCON_HALF = 85
@@ -258,7 +258,7 @@ def main() -> None:
 
     from closer.flow.platform import dont_use_patterns
     from closer.pdk import pdk
-    from closer.physical.lef import read_macros
+    from closer.physical.io.lef import read_macros
 
     p = pdk()
     macros = read_macros(p.cell_lef)

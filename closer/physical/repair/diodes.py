@@ -1,5 +1,5 @@
 """Antenna repair by diode insertion: a `sky130_fd_sc_hd__diode_2` beside each gate pin of each
-piece the antenna check flagged (closer.physical.antenna), on that gate's net.
+piece the antenna check flagged (closer.physical.signoff.antenna), on that gate's net.
 
 The diode's DIODE pin is all diffusion (cell LEF ANTENNADIFFAREA 0.4347 um^2), so once it is
 wired to the net at the gate's end, the piece holding the gate also holds that diffusion and the
@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from closer.physical import place as place_mod
-from closer.physical.antenna import AntennaViolation
-from closer.physical.cts import verilog_net
-from closer.physical.floorplan import DBU, FILL_MASTERS, SITE_W, Layout
-from closer.physical.lef import Macro
-from closer.physical.netlist import Instance, Netlist
+from closer.physical.place import place as place_mod
+from closer.physical.signoff.antenna import AntennaViolation
+from closer.physical.cts.cts import verilog_net
+from closer.physical.floorplan.floorplan import DBU, FILL_MASTERS, SITE_W, Layout
+from closer.physical.io.lef import Macro
+from closer.physical.io.netlist import Instance, Netlist
 
 DIODE_CELL = "sky130_fd_sc_hd__diode_2"
 DIODE_PIN = "DIODE"

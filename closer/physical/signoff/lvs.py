@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from closer.errors import InputError
-from closer.physical.defio import straps
-from closer.physical.floorplan import DBU, IO_PIN_LEN, Layout, Placed
-from closer.physical.gds import LAYERS
-from closer.physical.lef import Macro
-from closer.physical.netlist import Netlist
+from closer.physical.io.defio import straps
+from closer.physical.floorplan.floorplan import DBU, IO_PIN_LEN, Layout, Placed
+from closer.physical.signoff.gds import LAYERS
+from closer.physical.io.lef import Macro
+from closer.physical.io.netlist import Netlist
 
 CONDUCTORS = ("li1", "met1", "met2", "met3", "met4", "met5")
 CUTS = (("mcon", "li1", "met1"), ("via", "met1", "met2"), ("via2", "met2", "met3"),

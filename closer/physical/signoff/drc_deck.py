@@ -1,6 +1,6 @@
 """Closer's BEOL DRC deck for sky130 (li1 .. met5), written from the public SKY130 periphery rule
 values as recorded in the PDK's tech LEF comments (LI 1, Met1 2, Via 4a, ...). Rules are data;
-`closer.physical.drc` runs them with KLayout's region engine. Never loosen a value here to make
+`closer.physical.signoff.drc` runs them with KLayout's region engine. Never loosen a value here to make
 a layout pass: the values are the foundry's.
 
 Kinds:

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from closer.errors import ToolError, ToolMissing, ToolTimeout
 from closer.paths import repo_paths
-from closer.physical.floorplan import DBU, Layout
-from closer.physical.lef import Macro
-from closer.physical.netlist import Netlist
-from closer.physical.pinaccess import AccessPoint
+from closer.physical.floorplan.floorplan import DBU, Layout
+from closer.physical.io.lef import Macro
+from closer.physical.io.netlist import Netlist
+from closer.physical.route.pinaccess import AccessPoint
 from closer.procs import Command, run
 
 QROUTER_VERSION = "1.4.88"
@@ -385,9 +385,9 @@ def have_qrouter() -> bool:
 
 def reroute(tech_lef: Path, router_lef: Path, routed_def: Path, rc_file: Path, layout: Layout, work: Path,
             cfg: RouteConfig, nets: set[str], before_read: list[str]) -> tuple[Path, Path, list[str]]:
-    """Reroute only `nets` against the rest of `routed_def`'s wiring (see closer.physical.repair);
+    """Reroute only `nets` against the rest of `routed_def`'s wiring (see closer.physical.repair.repair);
     returns the spliced routed DEF and RC file and the nets qrouter left unrouted."""
-    from closer.physical.repair import splice_rc, splice_routes, strip_routes
+    from closer.physical.repair.repair import splice_rc, splice_routes, strip_routes
 
     binary = qrouter_binary()
     text = routed_def.read_text()

@@ -1,0 +1,1 @@
+"""Clock tree synthesis: clock buffers by placement clusters."""

@@ -1,0 +1,1 @@
+"""Floorplan: die, core rows, tap cells, IO pins and the power grid."""

@@ -1,0 +1,1 @@
+"""File formats the physical steps read and write: gate netlist (Yosys JSON), LEF, DEF."""

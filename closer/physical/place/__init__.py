@@ -1,0 +1,1 @@
+"""Global placement and legalization into the rows."""

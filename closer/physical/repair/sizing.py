@@ -1,0 +1,201 @@
+"""Setup repair by gate sizing on the routed layout's parasitics.
+
+OpenSTA does the work: with the sign-off SPEF read at the failing corner, the driver cells of the
+worst paths are tried one drive strength up (`replace_cell`, same cell family, `_<n>` suffix) and
+a change is kept when OpenSTA's worst setup slack does not get worse and its total negative
+slack gets better; the passes stop when setup is met, nothing improved, or `max_passes` is used.
+The changed cells are then put into the layout (a wider cell moves to the nearest free sites, the
+placer's spill placement) and the Verilog netlist, and the flow routes and signs off again: the
+sign-off STA of the new routing is what counts, the in-tool numbers are the repair's own
+before/after.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from closer.errors import ToolError
+from closer.physical.floorplan.floorplan import DBU, FILL_MASTERS, SITE_W, Layout
+from closer.physical.io.lef import Macro
+from closer.physical.io.netlist import Netlist
+from closer.physical.place import place as place_mod
+from closer.physical.repair import opensta
+
+DONE_MARK = "CLOSER_SIZING_DONE"
+_SIZED = re.compile(r"^(.*)_(\d+)$")
+_RESIZE = re.compile(r"^CLOSER_RESIZE (\S+) (\S+) (\S+)\s*$", re.M)
+
+
+def _platform_dont_use() -> tuple[str, ...]:
+    from closer.flow.platform import dont_use_patterns
+
+    return tuple(dont_use_patterns())
+
+
+@dataclass
+class SizingConfig:
+    enabled: bool = True
+    max_rounds: int = 2          # size -> route -> sign off, at most this many times
+    max_passes: int = 40         # OpenSTA passes over the worst paths per round
+    paths_per_pass: int = 20     # worst endpoints whose paths are tried in one pass
+    dont_use: tuple[str, ...] = field(default_factory=_platform_dont_use)  # globs never sized to
+
+
+@dataclass
+class SizingResult:
+    corner: str
+    resized: dict[str, tuple[str, str]]   # instance (netlist name) -> (old master, new master)
+    ws_before_ns: float
+    ws_after_ns: float
+    tns_before_ns: float
+    tns_after_ns: float
+    log: Path
+
+
+def size_ladders(masters: list[str], dont_use: tuple[str, ...]) -> dict[str, list[str]]:
+    """Each usable sized master -> the larger drive strengths of its family, smallest first."""
+    families: dict[str, list[tuple[int, str]]] = {}
+    for m in masters:
+        hit = _SIZED.match(m)
+        if hit and not any(fnmatch.fnmatchcase(m, p) for p in dont_use):
+            families.setdefault(hit.group(1), []).append((int(hit.group(2)), m))
+    ladders = {}
+    for members in families.values():
+        members.sort()
+        for k, (_, m) in enumerate(members):
+            ladders[m] = [bigger for _, bigger in members[k + 1:]]
+    return ladders
+
+
+def sizing_script(liberty: Path, netlist_v: Path, top: str, sdc: Path, spef: Path | None, propagated: bool,
+                  ladders: dict[str, list[str]], cfg: SizingConfig, out: Path) -> str:
+    """The OpenSTA script of one sizing round; results go to `out` (CLOSER_* lines)."""
+    ladder_tcl = " ".join(f"{m} {{{' '.join(up)}}}" for m, up in sorted(ladders.items()) if up)
+    lines = [f"read_liberty {{{liberty}}}", f"read_verilog {{{netlist_v}}}", f"link_design {top}",
+             f"read_sdc {{{sdc}}}"]
+    if propagated:
+        lines.append("set_propagated_clock [all_clocks]")
+    if spef is not None:
+        lines.append(f"read_spef {{{spef}}}")
+    lines += [f"array set closer_up {{{ladder_tcl}}}",
+              f"set closer_fh [open {{{out}}} w]", _SIZING_TCL.format(passes=cfg.max_passes,
+                                                                      paths=cfg.paths_per_pass),
+              f'puts $closer_fh "{DONE_MARK}"', "close $closer_fh", "exit"]
+    return "\n".join(lines) + "\n"
+
+
+# ws/tns in seconds as OpenSTA reports them; a trial is one drive strength up for one driver
+_SIZING_TCL = """\
+proc closer_score {{}} {{
+  return [list [sta::worst_slack_cmd max] [sta::total_negative_slack_cmd max]]
+}}
+set closer_best [closer_score]
+puts $closer_fh "CLOSER_BEFORE [lindex $closer_best 0] [lindex $closer_best 1]"
+for {{set pass 0}} {{$pass < {passes}}} {{incr pass}} {{
+  if {{[lindex $closer_best 0] >= 0.0}} {{ break }}
+  set drivers {{}}
+  foreach end [find_timing_paths -path_delay max -group_count {paths} -endpoint_count 1 -slack_max 0.0] {{
+    foreach pin [[$end path] pins] {{
+      if {{![$pin is_driver]}} {{ continue }}
+      set inst [$pin instance]
+      if {{$inst == "NULL" || [lsearch -exact $drivers [get_full_name $inst]] >= 0}} {{ continue }}
+      lappend drivers [get_full_name $inst]
+    }}
+  }}
+  set improved 0
+  foreach name $drivers {{
+    set inst [get_cells -quiet $name]
+    if {{$inst == ""}} {{ continue }}
+    set cell [get_name [get_lib_cells -of_objects $inst]]
+    if {{![info exists closer_up($cell)] || [llength $closer_up($cell)] == 0}} {{ continue }}
+    set chosen $cell
+    foreach bigger [lrange $closer_up($cell) 0 0] {{
+      if {{[catch {{replace_cell $inst $bigger}}]}} {{ continue }}
+      set score [closer_score]
+      if {{[lindex $score 0] >= [lindex $closer_best 0] && [lindex $score 1] > [lindex $closer_best 1]}} {{
+        set closer_best $score
+        set chosen $bigger
+      }}
+    }}
+    replace_cell $inst $chosen
+    if {{$chosen != $cell}} {{
+      set closer_sized($name) $chosen
+      incr improved
+    }}
+  }}
+  if {{$improved == 0}} {{ break }}
+}}
+foreach name [array names closer_sized] {{
+  puts $closer_fh "CLOSER_RESIZE $name $closer_sized($name) -"
+}}
+puts $closer_fh "CLOSER_AFTER [lindex $closer_best 0] [lindex $closer_best 1]"
+report_checks -path_delay max -digits 4
+"""
+
+
+def size_for_setup(corner: str, liberty: Path, netlist_v: Path, top: str, sdc: Path, spef: Path | None,
+                   propagated: bool, netlist: Netlist, macros: dict[str, Macro], cfg: SizingConfig,
+                   work: Path) -> SizingResult:
+    """One OpenSTA sizing round at `corner`, on `spef` when given (raises ToolError when OpenSTA
+    fails)."""
+    ladders = size_ladders(sorted(macros), cfg.dont_use)
+    text, log = opensta.run_script(
+        f"sizing_{corner}", work,
+        lambda out: sizing_script(liberty, netlist_v, top, sdc, spef, propagated, ladders, cfg, out),
+        DONE_MARK, f"sizing at corner {corner}")
+    return parse_sizing(text, corner, netlist, log)
+
+
+def parse_sizing(text: str, corner: str, netlist: Netlist, log: Path) -> SizingResult:
+    """The resized instances (under the netlist's own names) and the slack before and after."""
+    (ws0, tns0), (ws1, tns1) = opensta.before_after(text, log)
+    resized = {}
+    for name, m in opensta.named_rows(text, _RESIZE, netlist):
+        if name not in netlist.instances:
+            raise ToolError(f"{log}: resized instance {m.group(1)!r} is not in the netlist")
+        resized[name] = (netlist.instances[name].master, m.group(2))
+    return SizingResult(corner, resized, ws0, ws1, tns0, tns1, log)
+
+
+def apply_sizes(netlist: Netlist, layout: Layout, macros: dict[str, Macro],
+                resized: dict[str, tuple[str, str]]) -> None:
+    """Change the masters in `netlist` and `layout` (in place): a cell that no longer fits its
+    sites moves to the nearest free ones; the fill cells are removed (the flow fills again)."""
+    fills = {m for m, _ in FILL_MASTERS}
+    layout.physical = [p for p in layout.physical if p.master not in fills]
+    spill = []
+    for name, (_, new) in resized.items():
+        netlist.instances[name].master = new
+        cell = layout.cells.pop(name)
+        old = macros[cell.master]
+        width = round(macros[new].width * DBU) // SITE_W
+        spill.append((name, cell.x + old.width * DBU / 2, cell.y + old.height * DBU / 2, width))
+    widths = {n: round(macros[c.master].width * DBU) // SITE_W for n, c in layout.cells.items()}
+    place_mod._place_spill(layout, widths, spill, netlist)
+
+
+_INSTANCE_LINE = re.compile(r"^(\s*)(sky130_fd_sc_hd__\w+)(\s+)(\\\S+|[A-Za-z_][\w$]*)(\s*\()", re.M)
+
+
+def write_verilog(source: Path, out: Path, netlist: Netlist, resized: dict[str, tuple[str, str]]) -> Path:
+    """The netlist text with the resized instances' cell names changed (raises ToolError when an
+    instance is not found exactly once)."""
+    by_original = {netlist.original.get(name, name): new for name, (_, new) in resized.items()}
+    seen: dict[str, int] = {}
+
+    def swap(m: re.Match) -> str:
+        name = m.group(4)[1:] if m.group(4).startswith("\\") else m.group(4)
+        if name not in by_original:
+            return m.group(0)
+        seen[name] = seen.get(name, 0) + 1
+        return f"{m.group(1)}{by_original[name]}{m.group(3)}{m.group(4)}{m.group(5)}"
+
+    text = _INSTANCE_LINE.sub(swap, source.read_text())
+    missing = [n for n in by_original if seen.get(n) != 1]
+    if missing:
+        raise ToolError(f"{source}: resized instances not found once: {missing[:5]}")
+    out.write_text(text)
+    return out

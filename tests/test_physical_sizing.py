@@ -1,0 +1,88 @@
+"""Setup repair by gate sizing (closer.physical.repair.sizing): the size ladders, the Verilog edit,
+and OpenSTA's sizing run two-way on a real netlist (a failing gcd gets better and the edited
+netlist, timed again by OpenSTA, shows the slack the repair reported; a met design is left alone)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from closer.errors import ToolError
+from closer.physical.io.netlist import Instance, Netlist
+from closer.physical.repair import sizing
+from closer.physical.signoff import sta
+
+SS = "ss_100C_1v60"
+
+
+def test_ladders_go_up_one_family_and_skip_dont_use():
+    masters = ["sky130_fd_sc_hd__nand2_1", "sky130_fd_sc_hd__nand2_4", "sky130_fd_sc_hd__nand2_2",
+               "sky130_fd_sc_hd__nand2_8", "sky130_fd_sc_hd__nand2b_1", "sky130_fd_sc_hd__tapvpwrvgnd_1",
+               "sky130_fd_sc_hd__buf_16"]
+    ladders = sizing.size_ladders(masters, ("*__nand2_8",))
+    assert ladders["sky130_fd_sc_hd__nand2_1"] == ["sky130_fd_sc_hd__nand2_2", "sky130_fd_sc_hd__nand2_4"]
+    assert ladders["sky130_fd_sc_hd__nand2_4"] == [] and ladders["sky130_fd_sc_hd__nand2b_1"] == []
+    assert "sky130_fd_sc_hd__nand2_8" not in ladders
+
+
+def _netlist() -> Netlist:
+    instances = {"a_b_": Instance("a_b_", "sky130_fd_sc_hd__inv_1", {}),
+                 "_7_": Instance("_7_", "sky130_fd_sc_hd__nand2_1", {})}
+    return Netlist("t", instances, {}, {}, original={"a_b_": "a[0]$b", "_7_": "_7_"})
+
+
+def test_verilog_edit_changes_exactly_the_resized_instances(tmp_path: Path):
+    src = tmp_path / "in.v"
+    src.write_text("module t();\n  sky130_fd_sc_hd__inv_1 \\a[0]$b  (\n    .A(x)\n  );\n"
+                   "  sky130_fd_sc_hd__nand2_1 _7_ (.A(x));\n  sky130_fd_sc_hd__nand2_1 _77_ (.A(x));\nendmodule\n")
+    resized = {"a_b_": ("sky130_fd_sc_hd__inv_1", "sky130_fd_sc_hd__inv_2"),
+               "_7_": ("sky130_fd_sc_hd__nand2_1", "sky130_fd_sc_hd__nand2_2")}
+    text = sizing.write_verilog(src, tmp_path / "out.v", _netlist(), resized).read_text()
+    assert "sky130_fd_sc_hd__inv_2 \\a[0]$b  (" in text and "sky130_fd_sc_hd__nand2_2 _7_ (" in text
+    assert "sky130_fd_sc_hd__nand2_1 _77_ (" in text
+    with pytest.raises(ToolError, match="not found once"):
+        sizing.write_verilog(src, tmp_path / "bad.v", _netlist(),
+                             {**resized, "_9_": resized["_7_"]})
+
+
+def test_parse_sizing_names_and_refuses_unknown_instances(tmp_path: Path):
+    text = ("CLOSER_BEFORE -5e-10 -2e-9\nCLOSER_RESIZE a[0]$b sky130_fd_sc_hd__inv_2 -\n"
+            "CLOSER_AFTER 1e-11 0.0\nCLOSER_SIZING_DONE\n")
+    r = sizing.parse_sizing(text, SS, _netlist(), tmp_path / "log")
+    assert r.resized == {"a_b_": ("sky130_fd_sc_hd__inv_1", "sky130_fd_sc_hd__inv_2")}
+    assert (r.ws_before_ns, r.tns_before_ns, r.ws_after_ns) == pytest.approx((-0.5, -2.0, 0.01))
+    with pytest.raises(ToolError, match="not in the netlist"):
+        sizing.parse_sizing(text.replace("a[0]$b", "ghost"), SS, _netlist(), tmp_path / "log")
+
+
+def _gcd_netlist(repo, pdk_paths, tmp_path: Path, period_ns: float) -> tuple[Path, Path, Netlist]:
+    from closer.physical.io.netlist import read_netlist, synthesize, yosys_json
+
+    lib = pdk_paths.liberty("tt_025C_1v80")
+    src = synthesize([repo.design_dir("gcd") / "rtl" / "gcd.v"], "gcd", lib, tmp_path / "gcd.v", tmp_path / "s.log")
+    netlist = read_netlist(yosys_json(src, "gcd", lib, tmp_path / "n.json", tmp_path / "j.log"), "gcd")
+    sdc = tmp_path / "gcd.sdc"
+    sdc.write_text(f"create_clock -name core_clock -period {period_ns} [get_ports clk]\n")
+    return src, sdc, netlist
+
+
+@pytest.mark.slow
+def test_sizing_improves_a_failing_gcd_and_leaves_a_met_one(repo, pdk_paths, tmp_path: Path):
+    from closer.physical.io.lef import read_macros
+
+    macros = read_macros(pdk_paths.cell_lef)
+    src, sdc, netlist = _gcd_netlist(repo, pdk_paths, tmp_path, 4.0)
+    lib = pdk_paths.liberty(SS)
+    cfg = sizing.SizingConfig(max_passes=8)
+    r = sizing.size_for_setup(SS, lib, src, "gcd", sdc, None, False, netlist, macros, cfg, tmp_path / "w")
+    assert r.ws_before_ns < 0 and r.resized and r.ws_after_ns > r.ws_before_ns and r.tns_after_ns > r.tns_before_ns
+    assert all(re.sub(r"_\d+$", "", old) == re.sub(r"_\d+$", "", new) for old, new in r.resized.values())
+    sized = sizing.write_verilog(src, tmp_path / "sized.v", netlist, r.resized)
+    check = sta.run_sta(SS, lib, sized, "gcd", sdc, None, tmp_path / "w")
+    assert check.setup_ws_ns == pytest.approx(r.ws_after_ns, abs=1e-3)
+    relaxed = tmp_path / "relaxed.sdc"
+    relaxed.write_text("create_clock -name core_clock -period 40 [get_ports clk]\n")
+    met = sizing.size_for_setup(SS, lib, src, "gcd", relaxed, None, False, netlist, macros, cfg, tmp_path / "m")
+    assert met.ws_before_ns >= 0 and not met.resized and met.ws_after_ns == met.ws_before_ns

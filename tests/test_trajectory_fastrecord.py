@@ -161,3 +161,13 @@ def test_the_reader_accepts_and_refuses_the_same_lines_with_and_without_the_fast
     path = tmp_path_factory.mktemp("fast") / "trajectory.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
     assert _read(path, views=True) == _read(path, views=False)
+
+
+@pytest.mark.parametrize("view, model", [("RecordView", "TrajectoryRecord"), ("CallCostView", "CallCost"),
+                                         ("FileChangesView", "FileChanges")])
+def test_each_view_has_exactly_the_fields_of_its_model(view: str, model: str):
+    """A field added to the pydantic model must be added to its view (else every record falls
+    back to pydantic, silently slow)."""
+    from closer.trajectory import fastrecord, record
+
+    assert set(getattr(fastrecord, view).__struct_fields__) == set(getattr(record, model).model_fields)

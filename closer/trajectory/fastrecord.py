@@ -45,6 +45,7 @@ class CallCostView(_Strict):
     units: NonNegative
     tool_wall_s: NonNegative
     peak_rss_mb: Finite | None = None
+    reused: bool = False
 
 
 class RecordView(_Strict):

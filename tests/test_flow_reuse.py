@@ -215,3 +215,27 @@ def test_lec_of_the_same_rtl_and_netlist_is_reused_and_a_changed_netlist_is_not(
     mutant = _swap_first_inverter(netlist, tmp_path / "mutant.vg")
     refuted = score.run_lec(sources, task, mutant, tmp_path / "lec3")
     assert refuted.result == lec.NOT_EQUIVALENT
+
+
+def test_an_entry_holding_a_link_is_a_miss(tmp_path: Path) -> None:
+    cache = reuse.FlowCache(tmp_path / "cache")
+    key = "56" * 32
+    _stored_run(tmp_path, cache, key)
+    assert cache.lookup(key) is not None
+    (cache.entry_dir(key) / reuse.OUTPUT_DIR / "planted").symlink_to("/etc/passwd")
+    assert cache.lookup(key) is None
+
+
+@pytest.mark.parametrize("damage", [{"result": "inconclusive"}, {"proven": -1}, {"logs": ["../../outside.log"]},
+                                    {"extra": 1}])
+def test_a_damaged_lec_record_is_not_a_result(tmp_path: Path, damage: dict) -> None:
+    from closer.tasks import lec
+
+    work = tmp_path / "lec"
+    (work).mkdir()
+    (work / "lec_equiv.log").write_text("log\n")
+    good = lec.LecResult(lec.EQUIVALENT, f"proved; log {work / 'lec_equiv.log'}", 5, 0,
+                         logs=[work / "lec_equiv.log"]).record(work)
+    again = lec.LecResult.from_record(good, old_work=work, work=tmp_path / "lec2")
+    assert again is not None and again.result == lec.EQUIVALENT and str(tmp_path / "lec2") in again.reason
+    assert lec.LecResult.from_record(good | damage, old_work=work, work=tmp_path / "lec2") is None

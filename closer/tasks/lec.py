@@ -26,6 +26,9 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from closer import metrics as mk
 from closer.errors import InputError
@@ -57,6 +60,19 @@ class LecJob:
     timeout_s: float = 300.0
 
 
+class StoredLec(BaseModel):
+    """A decided LEC result as the flow cache keeps it."""
+
+    model_config = ConfigDict(extra="forbid")
+    result: Literal[mk.LEC_CHOICES[0], mk.LEC_CHOICES[1]]
+    reason: str
+    proven: int = Field(ge=0)
+    unproven: int = Field(ge=0)
+    counterexample_cycle: int | None
+    wall_s: float = Field(ge=0)
+    logs: list[str]
+
+
 @dataclass
 class LecResult:
     result: str
@@ -69,17 +85,24 @@ class LecResult:
 
     def record(self, work: Path) -> dict:
         """The result as JSON, its logs relative to `work` (closer.flow.reuse stores it)."""
-        return {"result": self.result, "reason": self.reason, "proven": self.proven, "unproven": self.unproven,
-                "counterexample_cycle": self.counterexample_cycle, "wall_s": self.wall_s,
-                "logs": [log.relative_to(work).as_posix() for log in self.logs]}
+        return StoredLec(result=self.result, reason=self.reason, proven=self.proven, unproven=self.unproven,
+                         counterexample_cycle=self.counterexample_cycle, wall_s=self.wall_s,
+                         logs=[log.relative_to(work).as_posix() for log in self.logs]).model_dump()
 
     @classmethod
-    def from_record(cls, record: dict, old_work: Path, work: Path) -> LecResult:
-        """A stored result whose files now lie in `work` (the reason names its logs there)."""
-        return cls(result=record["result"], reason=str(record["reason"]).replace(str(old_work), str(work)),
-                   proven=record["proven"], unproven=record["unproven"],
-                   counterexample_cycle=record["counterexample_cycle"], wall_s=record["wall_s"],
-                   logs=[work / rel for rel in record["logs"]])
+    def from_record(cls, record: dict, old_work: Path, work: Path) -> LecResult | None:
+        """A stored result whose files now lie in `work` (the reason names its logs there); None
+        when the record is not one (a damaged cache entry is a miss)."""
+        try:
+            stored = StoredLec.model_validate(record)
+        except ValidationError:
+            return None
+        logs = [work / rel for rel in stored.logs]
+        if not all(log.resolve().is_relative_to(work.resolve()) for log in logs):
+            return None
+        return cls(result=stored.result, reason=stored.reason.replace(str(old_work), str(work)),
+                   proven=stored.proven, unproven=stored.unproven,
+                   counterexample_cycle=stored.counterexample_cycle, wall_s=stored.wall_s, logs=logs)
 
     def metrics(self) -> dict[str, object]:
         return {mk.LEC_RESULT: self.result, "closer__lec__proven": self.proven,

@@ -454,7 +454,7 @@ def evaluate_sandboxed(workspace: Path, paths, tp: TrialPaths) -> EvaluationReco
 def _drop_trial_flow_cache(tp: TrialPaths) -> None:
     """The trial's own flow cache serves only its calls and its evaluation (a shared
     $CLOSER_FLOW_CACHE is kept)."""
-    if os.environ.get(flow_reuse.CACHE_ENV) is None:
+    if flow_reuse.cache_dir(tp.run) == tp.run / flow_reuse.RUN_CACHE:
         shutil.rmtree(tp.run / flow_reuse.RUN_CACHE, ignore_errors=True)
 
 

@@ -170,7 +170,8 @@ def run_lec(sources: list[Path], task: TaskConfig, netlist: Path, work: Path) ->
     key = reuse.files_key("lec", [*sources, netlist], fields, search_path())
     if (entry := cache.lookup(key)) is not None:
         cache.restore(entry, work)
-        return lec.LecResult.from_record(entry.result, old_work=Path(entry.source), work=work)
+        if (stored := lec.LecResult.from_record(entry.result, old_work=Path(entry.source), work=work)) is not None:
+            return stored
     result = lec.run_lec(job)
     if result.result in lec.DECIDED:  # an inconclusive run may be a solver time-out: never reused
         cache.store(key, work, result=result.record(work))

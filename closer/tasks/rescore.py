@@ -32,10 +32,11 @@ from closer.budget import ToolClass
 from closer.errors import InputError
 from closer.metered.paths import WorkspacePaths
 from closer.metered.snapshot import load_snapshot, restore_snapshot
+from closer.flow import reuse as flow_reuse
 from closer.tasks.estimator import full_gate_tools
-from closer.tasks.evaluate import EvaluationRecord, build_tree, evaluate, load_task
+from closer.tasks.evaluate import EvaluationRecord, build_tree, load_task
 from closer.tasks.paths import SuitePaths, TaskPaths, tree_checksum
-from closer.tasks.runner import RunRecord
+from closer.tasks.runner import RunRecord, evaluate_in_sandbox
 from closer.trajectory.measures import CurvePoint, Milestone, SummaryParams, auc_step, summarize_records
 from closer.trajectory.reader import read_trajectory
 from closer.trajectory.record import TrajectoryRecord
@@ -253,7 +254,10 @@ def _evaluate_all(jobs_list: list[SnapshotJob], records: list[TrajectoryRecord],
 
 
 def evaluate_snapshot(job: SnapshotJob) -> EvaluationRecord:
-    """The snapshot's files onto the pristine task workspace, then the pristine evaluator."""
+    """The snapshot's files onto the pristine task workspace, then the pristine evaluator in its
+    sandbox (the snapshot is the agent's: its RTL runs only there). Only a shared flow cache
+    ($CLOSER_FLOW_CACHE) is used: the trial's own was dropped after its evaluation."""
+
     paths, task = load_task(job.task_dir)
     store = WorkspacePaths(job.store, control_dir=job.control)
     job.out.mkdir(parents=True, exist_ok=True)
@@ -261,7 +265,8 @@ def evaluate_snapshot(job: SnapshotJob) -> EvaluationRecord:
         surface, candidate = Path(tmp) / "surface", Path(tmp) / "workspace"
         restore_snapshot(store, load_snapshot(store, job.digest), surface)
         build_tree(paths.workspace, surface, task.edit_surface, candidate)
-        return evaluate(candidate, paths.root, job.out / "evaluation")
+        return evaluate_in_sandbox(candidate, paths, job.out / "evaluation", job.out / "evaluate.log",
+                                   flow_reuse.cache_dir(None))
 
 
 def build_rescore(record: RunRecord, records: list[TrajectoryRecord], params: SummaryParams, cache_root: Path,

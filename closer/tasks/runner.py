@@ -437,15 +437,22 @@ class TrialPaths:
 
 def evaluate_sandboxed(workspace: Path, paths, tp: TrialPaths) -> EvaluationRecord:
     """`closer evaluate` from the pristine tree, in its own sandbox (read-only host, writes only
-    its output folder, no network), after the agent's namespace is gone."""
-    sandbox = tools_sandbox.for_evaluation(tp.evaluation, inputs=(paths.suite.root, workspace))
+    its output folder, no network), after the agent's namespace is gone; the flow runs of the
+    trial's calls are reused."""
+    return evaluate_in_sandbox(workspace, paths, tp.evaluation, tp.evaluate_log, flow_reuse.cache_dir(tp.run))
+
+
+def evaluate_in_sandbox(workspace: Path, paths, out: Path, log: Path, cache: Path | None) -> EvaluationRecord:
+    """`closer evaluate WORKSPACE --task <paths> --out OUT` in the evaluator's tool sandbox
+    (closer.sandbox.tools.for_evaluation), with `cache` (closer.flow.reuse) its one other
+    writable folder; every evaluation of agent files runs this way."""
+    sandbox = tools_sandbox.for_evaluation(out, inputs=(paths.suite.root, workspace))
     env = {}
-    if (cache := flow_reuse.cache_dir(tp.run)) is not None:  # the flow runs of the trial's calls are reused
+    if cache is not None:
         sandbox, env = sandbox.with_writable(cache), {flow_reuse.CACHE_ENV: str(cache)}
-    argv = [sys.executable, "-m", "closer", "evaluate", str(workspace), "--task", str(paths.root),
-            "--out", str(tp.evaluation)]
-    done = run(Command(sandbox.wrap(argv), env=env), tp.evaluate_log, check=False)
-    record = tp.evaluation / "evaluation.json"
+    argv = [sys.executable, "-m", "closer", "evaluate", str(workspace), "--task", str(paths.root), "--out", str(out)]
+    done = run(Command(sandbox.wrap(argv), env=env), log, check=False)
+    record = out / "evaluation.json"
     if not record.is_file():
         raise CloserError(f"the evaluator wrote no record (exit {done.returncode}): {done.log_tail(3)}")
     return load_json_model(record, EvaluationRecord, "evaluation record")  # InputError: a verifier failure

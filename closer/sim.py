@@ -3,12 +3,19 @@
 `run_cocotb(job)` writes the job as JSON, runs `python -m closer.sim JOB.json` through
 `closer.procs.run` (so a simulator crash or hang cannot take the caller down and a timeout kills
 the whole process tree), then reads the xUnit `results.xml` that cocotb wrote.
+
+Verilator builds compile the same runtime (verilated.cpp, the VPI glue) for every model; with
+`$CLOSER_CCACHE_DIR` set and ccache installed, Verilator's makefile runs the compiler through
+ccache on that folder. Only a trusted caller sets it (the test session, a user): the sandboxes
+build their environment explicitly and never pass it on, since whoever can write the cache
+decides what object code the next build links.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import xml.etree.ElementTree as ElementTree
 from dataclasses import asdict, dataclass, field
@@ -20,6 +27,7 @@ from closer.procs import Command, run
 
 Simulator = Literal["icarus", "verilator"]
 BUILD_FAILED_MARK = "closer-sim: build failed"
+CCACHE_ENV = "CLOSER_CCACHE_DIR"
 
 
 @dataclass
@@ -109,6 +117,20 @@ def _read_results(path: Path) -> tuple[int, int]:
     return tests, failed
 
 
+def compiler_cache() -> Path | None:
+    """The ccache folder of Verilator builds: `$CLOSER_CCACHE_DIR` when set, ccache is installed
+    and the folder can be written; else None (no compiler cache)."""
+    folder = os.environ.get(CCACHE_ENV)
+    if not folder or shutil.which("ccache") is None:
+        return None
+    path = Path(folder)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return path if os.access(path, os.W_OK | os.X_OK) else None
+
+
 def _worker(job_file: Path) -> int:
     """Runs inside the subprocess: cocotb's runner, build then test."""
     os.environ.pop("PYTEST_CURRENT_TEST", None)  # else cocotb's runner calls sys.exit on failures
@@ -119,7 +141,12 @@ def _worker(job_file: Path) -> int:
         # The PyPI wheel's verilated.mk leaves CFG_CXXFLAGS_PCH_I empty, which breaks any build
         # whose C++ output is split into several files (parallel builds use the precompiled
         # header). GNU make takes variable definitions in MAKEFLAGS as command-line overrides.
-        os.environ["MAKEFLAGS"] = f"{os.environ.get('MAKEFLAGS', '')} CFG_CXXFLAGS_PCH_I=-include".strip()
+        flags = [os.environ.get("MAKEFLAGS", ""), "CFG_CXXFLAGS_PCH_I=-include"]
+        cache = compiler_cache()
+        if cache is not None:
+            flags.append("OBJCACHE=ccache")
+            os.environ["CCACHE_DIR"] = str(cache)
+        os.environ["MAKEFLAGS"] = " ".join(flags).strip()
     sys.path.insert(0, str(job.test_dir))
     os.environ["PYTHONPATH"] = os.pathsep.join([str(job.test_dir), os.environ.get("PYTHONPATH", "")])
     runner = get_runner(job.simulator)

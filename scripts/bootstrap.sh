@@ -10,7 +10,7 @@ STAMP_DIR="$VENV/.closer-bootstrap"
 APT_PACKAGES=(
   iverilog verilator yosys opensta klayout graywolf qrouter magic netgen-lvs
   gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf picolibc-riscv64-unknown-elf
-  build-essential make git tcl tcl-dev tk-dev libxt-dev time bubblewrap
+  build-essential make git tcl tcl-dev tk-dev libxt-dev time bubblewrap ccache
   python3 python3-venv ca-certificates
 )
 

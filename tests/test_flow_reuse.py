@@ -115,6 +115,59 @@ def test_a_second_writer_of_a_key_leaves_the_first_entry(tmp_path: Path) -> None
     assert cache.lookup(key) == first
 
 
+def test_a_second_asker_of_a_key_in_progress_waits_for_its_entry(tmp_path: Path) -> None:
+    """Two processes after the same flow: the second waits while the first holds the key, then
+    finds the first one's entry (it never runs the flow beside it)."""
+    import threading
+    import time
+
+    cache = reuse.FlowCache(tmp_path / "cache")
+    key = "34" * 32
+    said: list[str] = []
+    holding, release = threading.Event(), threading.Event()
+
+    def first() -> None:
+        with cache.first_run(key, wait_s=60):
+            holding.set()
+            release.wait(30)
+            _stored_run(tmp_path, cache, key)
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    assert holding.wait(30)
+    threading.Timer(1.0, release.set).start()
+    started = time.monotonic()
+    with cache.first_run(key, wait_s=60, say=said.append):
+        waited = time.monotonic() - started
+        found = cache.lookup(key)
+    thread.join(30)
+    assert waited >= 0.9 and found is not None and found.key == key
+    assert len(said) == 1 and "in progress" in said[0] and key[:12] in said[0]
+
+
+def test_a_holder_that_outlasts_the_wait_is_not_waited_for(tmp_path: Path) -> None:
+    import threading
+    import time
+
+    cache = reuse.FlowCache(tmp_path / "cache")
+    key = "56" * 32
+    holding, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with cache.first_run(key, wait_s=1):
+            holding.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    assert holding.wait(30)
+    started = time.monotonic()
+    with cache.first_run(key, wait_s=0.6):
+        assert 0.5 <= time.monotonic() - started < 10 and cache.lookup(key) is None
+    release.set()
+    thread.join(30)
+
+
 @pytest.mark.parametrize("flag", reuse.TIME_CUT_FLAGS)
 def test_a_run_cut_by_its_time_budget_counts_as_time_cut(flag: str) -> None:
     assert reuse.time_cut({flag: True}) and not reuse.time_cut({flag: False}) and not reuse.time_cut({})
@@ -239,3 +292,28 @@ def test_a_damaged_lec_record_is_not_a_result(tmp_path: Path, damage: dict) -> N
     again = lec.LecResult.from_record(good, old_work=work, work=tmp_path / "lec2")
     assert again is not None and again.result == lec.EQUIVALENT and str(tmp_path / "lec2") in again.reason
     assert lec.LecResult.from_record(good | damage, old_work=work, work=tmp_path / "lec2") is None
+
+
+def test_the_b_and_c_scoring_trees_of_one_rtl_are_one_flow_key(tmp_path: Path) -> None:
+    """B's and C's oracle submit the same RTL under the same conditions: their scoring design
+    folders are byte-identical (no task name in them), so the flow cache runs that flow once."""
+    import shutil
+
+    from closer.tasks import checks
+    from closer.tasks.generate import generate_suite
+    from closer.tasks.models import TaskConfig
+    from closer.tasks.paths import SuitePaths
+
+    generate_suite("gcd", tmp_path / "suite", budgets=["low"])
+    suite = SuitePaths(tmp_path / "suite")
+    digests = {}
+    for kind in ("B", "C"):
+        task_paths = suite.task(f"gcd-{kind}-low")
+        tree = tmp_path / kind / "tree"
+        shutil.copytree(task_paths.workspace, tree)
+        shutil.copytree(task_paths.hidden.solution, tree, dirs_exist_ok=True)
+        task = TaskConfig.model_validate_json(task_paths.config.read_text())
+        folder = checks.write_design_folder(tree, task, {task.config: task.parameters[task.config]},
+                                            tmp_path / kind / "design" / task.design, {"place_seed": 7})
+        digests[kind] = reuse.folder_digest(folder)
+    assert digests["B"] == digests["C"]

@@ -1,5 +1,6 @@
 """closer.sim runs real cocotb simulations with Icarus and Verilator, both ways."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,35 @@ def test_correct_design_passes(tmp_path, simulator):
     result = run_cocotb(_job(tmp_path, simulator))
     assert result.passed, result.log.read_text()[-2000:]
     assert (result.tests, result.failed) == (1, 0)
+
+
+def test_verilator_builds_compile_through_the_callers_ccache(tmp_path, monkeypatch):
+    """With $CLOSER_CCACHE_DIR (the session's, see conftest) a second build of the same model
+    compiles every object through the cache; without it no cache is used; a sandboxed tool never
+    inherits the variable."""
+    import subprocess
+
+    from closer.sandbox.tools import for_call
+    from closer.sim import CCACHE_ENV, compiler_cache
+
+    cache = Path(os.environ.get(CCACHE_ENV) or tmp_path / "ccache")
+    monkeypatch.setenv(CCACHE_ENV, str(cache))
+
+    def hits() -> int:
+        stats = subprocess.run(["ccache", "--print-stats"], env={**os.environ, "CCACHE_DIR": str(cache)},
+                               capture_output=True, text=True, check=True).stdout
+        counts = dict(line.split("\t") for line in stats.splitlines())
+        return int(counts["direct_cache_hit"]) + int(counts["preprocessed_cache_hit"])
+
+    assert run_cocotb(_job(tmp_path / "first", "verilator")).passed
+    before = hits()
+    second = _job(tmp_path / "second", "verilator")
+    assert run_cocotb(second).passed
+    objects = list(second.build_dir.rglob("*.o"))
+    assert objects and hits() - before >= len(objects)  # (other workers' builds may add hits too)
+    monkeypatch.delenv(CCACHE_ENV)
+    assert compiler_cache() is None
+    assert f"--unsetenv {CCACHE_ENV}" in " ".join(for_call(tmp_path / "call").wrap(["true"]))
 
 
 def test_wrong_expectation_fails(tmp_path):

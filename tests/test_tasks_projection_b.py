@@ -34,7 +34,8 @@ def test_oracle_on_b_verify_equals_public_reward(suite: SuitePaths, tmp_path: Pa
 
 def test_null_b_pnr_shows_its_failing_gates(suite: SuitePaths, tmp_path: Path) -> None:
     """The weak start with synthesis buffering and sizing off (flow/settings.toml), which leaves
-    it where the generated settings left it before the flow had them: max-slew/max-cap at ss.
+    it where the generated settings left it before the flow had them: max-slew/max-cap at ss; no
+    route repair rounds, so route/DRC/LVS may fail too (what an agent's pnr call then shows).
     (At the generated settings the weak start now signs off: test_sweep_on_b_closes_with_pnr_calls
     reaches a feasible result on its first pnr call.)"""
     import shutil
@@ -43,7 +44,9 @@ def test_null_b_pnr_shows_its_failing_gates(suite: SuitePaths, tmp_path: Path) -
     shutil.copytree(suite.task("gcd-B-low").workspace, ws, symlinks=True)
     settings = ws / "flow" / "settings.toml"
     settings.write_text(settings.read_text().replace("synth_buffering = true", "synth_buffering = false")
-                        .replace("synth_sizing = true", "synth_sizing = false"))
+                        .replace("synth_sizing = true", "synth_sizing = false")
+                        .replace("repair_rounds = 8", "repair_rounds = 0"))
+    assert "repair_rounds = 0" in settings.read_text()  # repair would take minutes on a layout failing anyway
     metrics, out = public_tool(ws, "pnr", tmp_path / "pnr")
     assert not metrics["closer__estimate__feasible"] and metrics["closer__estimate__reward"] == 0.0
     assert "gates: func pass, lec pass, gls pass" in out and "reward estimate (public conditions): 0" in out

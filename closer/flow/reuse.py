@@ -12,7 +12,9 @@ again.
 
 An entry is the run's output folder, its log and `entry.json` (`Entry`),
 written to a temporary folder and renamed into place, so concurrent writers of one key leave
-one complete entry and a reader never sees a partial one.
+one complete entry and a reader never sees a partial one. While a process runs a key it holds
+that key's lock (`FlowCache.first_run`): a second process asking for the same key meanwhile
+waits for the entry instead of running the same flow beside it.
 
 Where the cache lives (`cache_dir`): `$CLOSER_FLOW_CACHE` when set (`off` disables reuse; a
 folder shared by several runs: only for runs whose agents are trusted, e.g. machinery baselines
@@ -23,11 +25,15 @@ cache is charged like any other call and recorded with `cost.reused = true`.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import shutil
+import time
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
@@ -46,6 +52,7 @@ LOG_FILE = "flow.log"
 OUTPUT_DIR = "flow"
 # metadata flags of a run a wall-clock budget cut short: another run of the same inputs may differ
 TIME_CUT_FLAGS = ("closer__route__time_limited", "closer__repair__out_of_time")
+LOCK_POLL_S = 0.5
 # the programs the flow runs, by name on the flow's PATH
 PROGRAMS = ("yosys", "verilator", "sta", "klayout", "qrouter-1.4.88", "iverilog", "vvp")
 
@@ -153,6 +160,32 @@ class FlowCache:
         if entry.key != key or entry.format != FORMAT or _holds_links(self.entry_dir(key)):
             return None
         return entry
+
+    @contextmanager
+    def first_run(self, key: str, wait_s: float, say: Callable[[str], None] | None = None) -> Iterator[None]:
+        """Held while this process looks `key` up, runs it and stores it. A process holding it
+        already is running the same flow: wait for it (up to `wait_s`, then go on without the
+        lock), so the lookup that follows finds its entry. The lock is a kernel file lock: it
+        goes with its holder, however that ends."""
+        lock = self.entry_dir(key).parent / f".{key}.lock"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            deadline, told = time.monotonic() + wait_s, False
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        break
+                    if say and not told:
+                        say(f"[flow] the same flow run is in progress elsewhere (cache key {key[:12]}): waiting for it")
+                        told = True
+                    time.sleep(LOCK_POLL_S)
+            yield
+        finally:
+            os.close(fd)
 
     def restore(self, entry: Entry, out: Path, log: Path | None = None) -> None:
         """The entry's output folder copied to `out` (replacing it) and its log to `log`, headed by

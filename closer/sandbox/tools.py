@@ -15,9 +15,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from closer.sandbox.bwrap import require_programs
+from closer.sim import CCACHE_ENV
 
 NAMESPACES = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
               "--new-session", "--cap-drop", "ALL"]
+
+
+# set by a trusted caller for its own processes, never inherited by sandboxed tools: a compiler
+# cache the next build links from (closer.sim)
+TRUSTED_CALLER_ENV = (CCACHE_ENV,)
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,8 @@ class ToolSandbox:
         for path in self.masked:
             if path.exists():
                 out += ["--tmpfs", str(path), "--remount-ro", str(path)]
+        for key in TRUSTED_CALLER_ENV:
+            out += ["--unsetenv", key]
         for key, value in sorted(self.env.items()):
             out += ["--setenv", key, value]
         if cwd is not None:

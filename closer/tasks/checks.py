@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -175,7 +176,9 @@ def write_design_folder(tree: Path, task: TaskConfig, parameters_by_config: dict
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(header, dest)
     design = {
-        "design": {"name": task.design, "top": task.top, "description": f"task {task.task_id}"},
+        # nothing of the task's own name: the same tree under the same conditions is the same flow
+        # run for every task that scores it (B's and C's oracle), and the flow cache sees that
+        "design": {"name": task.design, "top": task.top, "description": f"a scoring tree of {task.design}"},
         "sources": {"rtl": task.rtl, "include_dirs": include_dirs},
         "clock": {"port": task.clock_port, "period_ns": task.clock_period_ns},
         "constraints": {"sdc": task.sdc, "sdc_exceptions": [e.value for e in task.sdc_exceptions]},
@@ -235,47 +238,66 @@ def run_synthesis(design_folder: Path, task: TaskConfig, out: Path, to: str = "s
     flow, whose keys are merged into metadata.json) in its own process group, stopped after
     `timeout_s`; a tool failure or the time limit is returned as `error`, not raised. The
     netlist is the synthesized one either way (the physical flow does not change it). An
-    unchanged run is served from the flow cache when one is active (closer.flow.reuse)."""
-    import sys
-
-    from closer.procs import Command, run
+    unchanged run is served from the flow cache when one is active (closer.flow.reuse); while
+    another process runs the same key, this one waits for its entry."""
     from closer.flow import reuse as flowcache
     from closer.toolchain import search_path
 
-    fpaths = FlowPaths(out, task.design)
-    netlist = fpaths.node_dir("synth") / "outputs" / f"{task.top}.vg"
-    log = out.parent / f"{out.name}.log"
-    tail = ["--config", task.config, "--to", to, "--backend", "classic"]
+    run = _FlowRun(design_folder, FlowPaths(out, task.design), out.parent / f"{out.name}.log",
+                   ["--config", task.config, "--to", to, "--backend", "classic"], timeout_s, progress)
+    netlist = run.fpaths.node_dir("synth") / "outputs" / f"{task.top}.vg"
     cache = flowcache.active()
-    key = flowcache.flow_key(design_folder, tail, search_path()) if cache else None
-    if cache and (entry := cache.lookup(key)) is not None:
-        cache.restore(entry, out, log)
-        if progress:
-            progress(f"[flow] unchanged: reused the flow run of {entry.created_at} (cache key {key[:12]})")
-        return _finished(fpaths, netlist, reused=key)
-    command = Command([sys.executable, "-m", "closer", "flow", "run", str(design_folder), *tail, "--out", str(out)],
-                      env={"PATH": search_path()}, timeout_s=timeout_s)
-    error = None
-    watcher = FlowWatcher(fpaths, progress) if progress else None
-    try:
-        done = run(command, log, check=False)
-        if not done.ok:
-            error = f"flow to {to} failed (exit {done.returncode}; log {done.log}): {done.log_tail(8)}"
-    except CloserError as exc:  # ToolTimeout: the process group was killed
-        error = f"flow to {to} stopped: {exc}"
-    finally:
-        if watcher:
-            watcher.stop()
-    if error is None and fpaths.metadata.is_file():
-        finished = _finished(fpaths, netlist)
-        if cache and not flowcache.time_cut(finished.metrics):  # a run a time budget cut may differ next time
-            cache.store(key, out, log)
-        return finished
-    # a failed STA step still leaves the synthesized netlist and the unconstrained-endpoint report
-    audit = unconstrained_from_report(fpaths.node_dir("sta") / "reports" / "unconstrained.rpt")
-    partial = {} if audit is None else {mk.UNCONSTRAINED_ENDPOINTS: audit}
-    return FlowOutcome(partial, netlist if netlist.is_file() else None,
-                       error or f"flow to {to} wrote no {fpaths.metadata}", None)
+    if cache is None:
+        return run.execute(netlist)
+    key = flowcache.flow_key(design_folder, run.tail, search_path())
+    with cache.first_run(key, timeout_s, progress):
+        if (entry := cache.lookup(key)) is not None:
+            cache.restore(entry, out, run.log)
+            if progress:
+                progress(f"[flow] unchanged: reused the flow run of {entry.created_at} (cache key {key[:12]})")
+            return _finished(run.fpaths, netlist, reused=key)
+        outcome = run.execute(netlist)
+        if outcome.error is None and not flowcache.time_cut(outcome.metrics):  # a run a time budget cut may differ next time
+            cache.store(key, out, run.log)
+        return outcome
+
+
+@dataclass
+class _FlowRun:
+    design_folder: Path
+    fpaths: FlowPaths
+    log: Path
+    tail: list[str]  # the arguments after the design folder, without --out
+    timeout_s: float
+    progress: Callable[[str], None] | None = None
+
+    def execute(self, netlist: Path) -> FlowOutcome:
+        import sys
+
+        from closer.procs import Command, run
+        from closer.toolchain import search_path
+
+        to = self.tail[self.tail.index("--to") + 1]
+        command = Command([sys.executable, "-m", "closer", "flow", "run", str(self.design_folder), *self.tail,
+                           "--out", str(self.fpaths.root)], env={"PATH": search_path()}, timeout_s=self.timeout_s)
+        error = None
+        watcher = FlowWatcher(self.fpaths, self.progress) if self.progress else None
+        try:
+            done = run(command, self.log, check=False)
+            if not done.ok:
+                error = f"flow to {to} failed (exit {done.returncode}; log {done.log}): {done.log_tail(8)}"
+        except CloserError as exc:  # ToolTimeout: the process group was killed
+            error = f"flow to {to} stopped: {exc}"
+        finally:
+            if watcher:
+                watcher.stop()
+        if error is None and self.fpaths.metadata.is_file():
+            return _finished(self.fpaths, netlist)
+        # a failed STA step still leaves the synthesized netlist and the unconstrained-endpoint report
+        audit = unconstrained_from_report(self.fpaths.node_dir("sta") / "reports" / "unconstrained.rpt")
+        partial = {} if audit is None else {mk.UNCONSTRAINED_ENDPOINTS: audit}
+        return FlowOutcome(partial, netlist if netlist.is_file() else None,
+                           error or f"flow to {to} wrote no {self.fpaths.metadata}", None)
 
 
 def _finished(fpaths: FlowPaths, netlist: Path, reused: str | None = None) -> FlowOutcome:

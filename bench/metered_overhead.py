@@ -6,7 +6,11 @@ Rows (issue 27), every measurement interleaved with its reference in the same in
 the shared machine's load hits both alike:
 
 * `closer-tool status` on a started standalone workspace, median of N, against 50 ms; beside it
-  `python -c pass` (the interpreter's own start) and the brokered status (the thin client).
+  `python -c pass` (the interpreter's own start) and the brokered status (the thin client). Both
+  twice: through pip's console script (with site) and through the launcher that scripts/
+  bootstrap.sh installs in its place (closer.launchers.closer_tool: `python -SI`, the cached
+  status with the standard library), written here into the bench's temporary folder, beside
+  `python -SI -c pass`.
 * `closer-tool sim` minus the same simulator commands run bare (iverilog + vvp, in the same
   tree), median of N each, against +50 ms; standalone and through the broker.
 * `closer --help` against 100 ms, beside `python -c pass`.
@@ -37,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from closer import __version__  # noqa: E402
+from closer.launchers.closer_tool import write_launcher  # noqa: E402
 from closer.metered.broker import Broker  # noqa: E402
 from closer.metered.paths import WorkspacePaths  # noqa: E402
 from tests.metered_helpers import make_workspace, tool_config  # noqa: E402
@@ -110,12 +115,16 @@ def measure(runs: int, work: Path) -> dict:
     broker = Broker(brokered_ws, socket_path).start()
     via_broker = child_env(CLOSER_BROKER=str(socket_path))
     python_pass = lambda: timed([PYTHON, "-c", "pass"])  # noqa: E731
+    launcher = str(write_launcher(work / "closer-tool", PYTHON))
     try:
         status = interleaved(runs, {
             "python -c pass": python_pass,
             "closer-tool status": lambda: timed([CLOSER_TOOL, "status"], cwd=ws.root),
             "closer-tool status (brokered)": lambda: timed([CLOSER_TOOL, "status"], cwd=brokered_ws.root,
                                                            env=via_broker),
+            "python -SI -c pass": lambda: timed([PYTHON, "-SI", "-c", "pass"]),
+            "launcher status": lambda: timed([launcher, "status"], cwd=ws.root),
+            "launcher status (brokered)": lambda: timed([launcher, "status"], cwd=brokered_ws.root, env=via_broker),
         })
         sim = interleaved(runs, {
             "bare iverilog + vvp": bare_sim(ws, work),
@@ -141,6 +150,10 @@ def rows(samples: dict) -> list[dict]:
          med["status"]["python -c pass"]),
         ("closer-tool status (brokered)", med["status"]["closer-tool status (brokered)"], GOALS_MS["status"],
          "python -c pass", med["status"]["python -c pass"]),
+        ("closer-tool status, launcher (cached)", med["status"]["launcher status"], GOALS_MS["status"],
+         "python -SI -c pass", med["status"]["python -SI -c pass"]),
+        ("closer-tool status, launcher (brokered)", med["status"]["launcher status (brokered)"], GOALS_MS["status"],
+         "python -SI -c pass", med["status"]["python -SI -c pass"]),
         ("closer-tool sim over bare", med["sim"]["closer-tool sim"] - bare, GOALS_MS["sim_overhead"],
          "bare iverilog + vvp", bare),
         ("closer-tool sim (brokered) over bare", med["sim"]["closer-tool sim (brokered)"] - bare,

@@ -95,12 +95,12 @@ def entry() -> None:
     """The `closer-tool` command: the broker's client inside a sandbox ($CLOSER_BROKER set),
     else the metering itself on a standalone workspace (closer.metered.cli, imported only then;
     a plain status whose files are unchanged since they were last read is answered from the
-    status cache, closer.metered.status_view, without it)."""
+    status cache, closer.metered.quickstatus, without it)."""
     if broker_path():
         sys.exit(main(sys.argv[1:]))
-    from closer.metered.status_view import quick_status_text
+    from closer.metered.quickstatus import cached_status_text
 
-    if (text := quick_status_text(sys.argv[1:])) is not None:
+    if (text := cached_status_text(sys.argv[1:])) is not None:
         print(text)
         sys.exit(0)
     from closer.metered.cli import main as standalone_main

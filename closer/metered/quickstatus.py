@@ -2,24 +2,32 @@
 
 The `closer-tool` launcher (closer.launchers.closer_tool) runs `main` under `python -SI`: without
 site, whose editable-install finder alone imports pathlib and urllib (more than the 50 ms a
-status may take here), and without closer's models. It imports os, sys, json, hashlib, datetime
-and the broker's client (itself standard library only). Inside a sandbox it is that client; on a
-standalone workspace it answers a plain status whose run.json and trajectory hash to the cached
-key (closer.metered.status_view explains the cache) and hands everything else, unchanged, to the
-full `closer-tool` (`python -m closer.metered`, exec'd: same process, same argv and exit code).
+status may take here), and without closer's models. It imports os, sys, the C parts of datetime,
+hashlib and json (closer.lightjson) and the broker's client (no more than these). Inside a
+sandbox it is that client; on a standalone workspace it answers a plain status whose run.json
+and trajectory hash to the cached key (closer.metered.status_view explains the cache) and hands
+everything else, unchanged, to the full `closer-tool` (`python -m closer.metered`, exec'd: same
+process, same argv and exit code).
 
 The layout names below are WorkspacePaths' (tests/test_metered_quickstatus.py keeps them equal).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sys
-from datetime import datetime, timezone
+
+try:  # the C classes themselves: the datetime and hashlib modules' Python layers cost ~15 ms to import
+    from _datetime import datetime, timezone
+except ImportError:  # pragma: no cover - an interpreter without the accelerator
+    from datetime import datetime, timezone
+try:
+    from _sha256 import sha256  # Python 3.11
+except ImportError:  # pragma: no cover - 3.12 and later
+    from hashlib import sha256
 
 from closer import __version__
+from closer import lightjson
 from closer.metered.client import TOOLS, broker_path, format_status
 from closer.metered.client import main as brokered_main
 
@@ -37,7 +45,7 @@ RESULTS_DIR = "results"
 
 def cache_key(run_info: str, trajectory: str) -> str:
     """SHA-256 over the format, Closer's version, the trajectory's path and both files' bytes."""
-    digest = hashlib.sha256(f"{CACHE_FORMAT}\0{__version__}\0{trajectory}\0".encode())
+    digest = sha256(f"{CACHE_FORMAT}\0{__version__}\0{trajectory}\0".encode())
     for path in (run_info, trajectory):
         try:
             with open(path, "rb") as handle:
@@ -153,7 +161,7 @@ def cached_status(argv: list[str]) -> dict | None:
         return None
     try:
         with open(cache, "rb") as handle:
-            stored = json.loads(handle.read())
+            stored = lightjson.loads(handle.read())
         if stored["key"] != cache_key(run_info, trajectory):
             return None
         return status_fields(checked_basis(stored["basis"]), datetime.now(timezone.utc))
@@ -166,7 +174,7 @@ def cached_status_text(argv: list[str]) -> str | None:
     st = cached_status(argv)
     if st is None:
         return None
-    return json.dumps(st, indent=2) if "--json" in argv else format_status(st)
+    return lightjson.dumps(st, indent=2) if "--json" in argv else format_status(st)
 
 
 def main() -> None:

@@ -4,6 +4,7 @@ the standard library only, the strict path's answer for everything else (real iv
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,7 @@ from closer.metered.quickstatus import cached_status_text
 text = cached_status_text(sys.argv[1:])
 modules = sorted(sys.modules)
 import json
+import os
 print(json.dumps({{"text": text, "modules": modules}}))
 """
 
@@ -99,3 +101,21 @@ def test_the_quick_paths_layout_names_are_the_workspaces(tmp_path):
                                                                ws.pristine, ws.control / "calls"]
     assert control / quickstatus.STATUS_CACHE == ws.status_cache and tmp_path / quickstatus.RESULTS_DIR == ws.results
     assert list(quickstatus.TOOLS) == [t.value for t in ToolClass]
+
+
+def test_inside_a_sandbox_the_launcher_is_the_brokers_client(ws, launcher, tmp_path):
+    from closer.metered.broker import Broker
+
+    socket_path = tmp_path / "broker.sock"
+    broker = Broker(ws, socket_path).start()
+    try:
+        env = {k: v for k, v in os.environ.items() if k != "CLOSER_WORKSPACE"} | {"CLOSER_BROKER": str(socket_path)}
+        done = subprocess.run([str(launcher), "status", "--json"], cwd=ws.root, env=env, capture_output=True,
+                              text=True, timeout=120)
+        missing = subprocess.run([str(launcher), "status"], cwd=ws.root, capture_output=True, text=True, timeout=60,
+                                 env=env | {"CLOSER_BROKER": str(tmp_path / "nobody.sock")})
+    finally:
+        broker.stop(wait_s=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["used"]["sim"] == 1
+    assert missing.returncode == 13 and "not reachable" in missing.stdout

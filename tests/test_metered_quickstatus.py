@@ -10,13 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.conftest import require_tool
-from tests.metered_helpers import closer_tool, make_workspace, tool_config
+from tests.metered_helpers import closer_tool
+from tests.test_metered_status_cache import ws  # noqa: F401  (the workspace after one real sim call)
 
 from closer.budget import ToolClass
 from closer.launchers.closer_tool import PACKAGE_ROOT, write_launcher
 from closer.metered import quickstatus
-from closer.metered.front import metered_call
 from closer.metered.paths import WorkspacePaths
 
 CLOCK_FIELDS = ("elapsed_s", "remaining")
@@ -30,15 +29,6 @@ import json
 import os
 print(json.dumps({{"text": text, "modules": modules}}))
 """
-
-
-@pytest.fixture
-def ws(tmp_path):
-    require_tool("iverilog")
-    require_tool("vvp")
-    workspace = make_workspace(tmp_path / "ws", tool_config(None, {"sim": 3}))
-    assert metered_call(workspace, ToolClass.SIM).record.outcome.value == "ok"
-    return workspace
 
 
 @pytest.fixture
@@ -68,6 +58,7 @@ def test_the_launcher_answers_a_cached_status_like_the_strict_path_with_the_stan
     assert not {"site", "pathlib", "json", "re", "hashlib", "datetime"} & set(answer["modules"])
 
 
+@pytest.mark.slow
 def test_the_launcher_hands_anything_else_to_the_strict_path(ws, launcher):
     bad = _run(launcher, ws, "status", "extra")
     assert bad.returncode == 2 and "extra" in bad.stderr and "Traceback" not in bad.stderr

@@ -14,7 +14,7 @@ from closer import lightjson
 scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text()
 documents = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
                          max_leaves=20)
-PROPERTY = settings(max_examples=300, deadline=None)
+PROPERTY = settings(max_examples=150, deadline=None)
 
 
 def _same(a: object, b: object) -> bool:

@@ -110,3 +110,17 @@ def test_inside_a_sandbox_the_launcher_is_the_brokers_client(ws, launcher, tmp_p
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["used"]["sim"] == 1
     assert missing.returncode == 13 and "not reachable" in missing.stdout
+
+
+def test_pythonpath_comes_first_as_inside_a_sandbox_whose_package_is_not_the_one_written_in(ws, tmp_path):
+    """The sandbox binds the running checkout's package and names it in $PYTHONPATH; the venv's
+    launcher may have been written for another checkout (here: a folder that does not exist)."""
+    elsewhere = write_launcher(tmp_path / "closer-tool-elsewhere", sys.executable, tmp_path / "no-such-checkout")
+    env = {k: v for k, v in os.environ.items() if k not in ("CLOSER_BROKER", "CLOSER_WORKSPACE")}
+    done = subprocess.run([str(elsewhere), "status", "--json"], cwd=ws.root, capture_output=True, text=True,
+                          timeout=60, env=env | {"PYTHONPATH": str(PACKAGE_ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["used"]["sim"] == 1
+    lost = subprocess.run([str(elsewhere), "status"], cwd=ws.root, capture_output=True, text=True, timeout=60,
+                          env={k: v for k, v in env.items() if k != "PYTHONPATH"})
+    assert lost.returncode != 0 and "closer" in lost.stderr  # the perturbed case: no package at all

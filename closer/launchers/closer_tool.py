@@ -22,16 +22,20 @@ PACKAGE_ROOT = Path(closer.__file__).resolve().parent.parent  # the folder that 
 
 
 def launcher_text(python: str, package_root: Path = PACKAGE_ROOT) -> str:
-    """-SI is one shebang argument (Linux passes the rest of the line as one): no site, isolated
-    (no PYTHONPATH either, so the package's folder is written in)."""
-    return (f"#!{python} -SI\nimport sys\nsys.path.insert(0, {str(package_root)!r})\n"
+    """-SI is one shebang argument (Linux passes the rest of the line as one): no site, isolated.
+    Isolated ignores $PYTHONPATH, so the launcher puts it first itself, as Python would: inside a
+    sandbox it names the bound package (closer.sandbox.agent), which may not be the checkout
+    written in here; that one comes last, where site's editable finder would."""
+    return (f"#!{python} -SI\nimport os, sys\n"
+            "sys.path[:0] = [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]"
+            f" + [{str(package_root)!r}]\n"
             "from closer.metered.quickstatus import main\nmain()\n")
 
 
-def write_launcher(dest: Path, python: str) -> Path:
+def write_launcher(dest: Path, python: str, package_root: Path = PACKAGE_ROOT) -> Path:
     """Atomically (a temporary file, then rename), executable."""
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}")
-    tmp.write_text(launcher_text(python))
+    tmp.write_text(launcher_text(python, package_root))
     tmp.chmod(0o755)
     tmp.replace(dest)
     return dest

@@ -1,15 +1,21 @@
 """`closer-tool` inside a sandbox: a thin client of the metering broker (closer.metered.broker).
 
-It imports nothing of the metering itself: it sends one request over the socket named by
-$CLOSER_BROKER, prints the progress and the answer, and exits with the call's exit code. The
-ledger, the budget and the tools are on the other side of the socket.
+It imports nothing of the metering itself, nor the json and socket packages (their start-up
+costs more than a status may take; closer.lightjson and the C `_socket` instead): it sends one
+request over the socket named by $CLOSER_BROKER, prints the progress and the answer, and exits
+with the call's exit code. The ledger, the budget and the tools are on the other side of it.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
+
+from closer import lightjson as json  # loads and dumps without the json package's start-up cost
+
+TYPE_CHECKING = False  # typing's and collections' imports are part of the start-up cost avoided
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
 
 BROKER_ENV = "CLOSER_BROKER"
 EXIT_INFRA = 13
@@ -48,20 +54,33 @@ def main(argv: list[str]) -> int:
 
 
 def _ask(request: dict) -> dict:
-    import socket  # here: a standalone status never needs it
+    import _socket  # here: a standalone status never needs it
 
     path = broker_path()
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        try:
             conn.connect(path or "")
             conn.sendall(json.dumps(request).encode() + b"\n")
-            return _read_answer(conn.makefile("rb"))
+            return _read_answer(_lines(conn))
+        finally:
+            conn.close()
     except OSError as exc:
         return {"exit_code": EXIT_INFRA, "output": f"closer-tool: the metering broker at {path} is not "
                                                    f"reachable ({exc.strerror or exc})"}
 
 
-def _read_answer(stream) -> dict:
+def _lines(conn) -> Iterator[bytes]:
+    """The connection's newline-terminated messages (the last may lack its newline)."""
+    pending = b""
+    while chunk := conn.recv(1 << 16):
+        *complete, pending = (pending + chunk).split(b"\n")
+        yield from complete
+    if pending:
+        yield pending
+
+
+def _read_answer(stream: Iterable[bytes]) -> dict:
     for raw in stream:
         try:
             message = json.loads(raw)
@@ -95,12 +114,12 @@ def entry() -> None:
     """The `closer-tool` command: the broker's client inside a sandbox ($CLOSER_BROKER set),
     else the metering itself on a standalone workspace (closer.metered.cli, imported only then;
     a plain status whose files are unchanged since they were last read is answered from the
-    status cache, closer.metered.status_view, without it)."""
+    status cache, closer.metered.quickstatus, without it)."""
     if broker_path():
         sys.exit(main(sys.argv[1:]))
-    from closer.metered.status_view import quick_status_text
+    from closer.metered.quickstatus import cached_status_text
 
-    if (text := quick_status_text(sys.argv[1:])) is not None:
+    if (text := cached_status_text(sys.argv[1:])) is not None:
         print(text)
         sys.exit(0)
     from closer.metered.cli import main as standalone_main

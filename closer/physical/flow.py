@@ -472,13 +472,16 @@ class Antenna(Step):
     def run(self, ctx):
         cfg = ctx.config.antenna
         ctx.antenna_result = self._check(ctx)
-        before = len(ctx.antenna_result.violating_nets)
+        first = ctx.antenna_result
         done: set[tuple[str, str]] = set()
         rounds = 0
         while ctx.antenna_result.violations and rounds < cfg.repair_rounds:
             sites = diodes.diode_sites(ctx.antenna_result.violations, done)
             if not sites:
                 break
+            # the check the round repairs is kept: the next check rewrites antenna.json
+            report = ctx.paths.antenna_dir / "antenna.json"
+            shutil.copyfile(report, ctx.paths.antenna_dir / f"before_round{rounds + 1}.json")
             rounds += 1
             names = diodes.insert_diodes(ctx.netlist, ctx.layout, ctx.macros, sites)
             done |= set(sites)
@@ -491,7 +494,9 @@ class Antenna(Step):
                     step_cls().start(ctx)
             ctx.antenna_result = self._check(ctx)
         return {**antenna_metrics(ctx.antenna_result, ctx.netlist), "closer__antenna__repair_rounds": rounds,
-                "closer__antenna__violating_nets_before_repair": before}
+                "closer__antenna__violating_nets_before_repair": len(first.violating_nets),
+                "closer__antenna__violating_net_names_before_repair": first.violating_nets[:50],
+                "closer__antenna__worst_margin_before_repair": round(first.worst_margin, 4)}
 
     @staticmethod
     def _check(ctx) -> antenna.AntennaResult:

@@ -288,9 +288,7 @@ def weak_misses(ctx: CheckContext) -> StageOutcome:
                                "(tighten the targets: `closer design calibrate`)")
 
 
-# started in this order: with --jobs 2, C (the same golden through the same flow as B) starts
-# once B has finished, so a shared $CLOSER_FLOW_CACHE serves C's flows from B's
-EVALUATIONS = [(TaskKind.A, "oracle"), (TaskKind.B, "oracle"), (TaskKind.B, "start"), (TaskKind.C, "oracle")]
+EVALUATIONS = [(TaskKind.A, "oracle"), (TaskKind.B, "oracle"), (TaskKind.C, "oracle"), (TaskKind.B, "start")]
 QUICK_STAGES: list[tuple[str, Stage]] = [("lint", lint), ("oracle", oracle), ("mutants", mutants)]
 FULL_STAGES: list[tuple[str, Stage]] = [
     *QUICK_STAGES, ("tasks", tasks_then_evaluations),

@@ -14,6 +14,7 @@ the group when the pipe closes without being told the command finished.
 from __future__ import annotations
 
 import ctypes
+import multiprocessing
 import os
 import select
 import shlex
@@ -21,6 +22,7 @@ import signal
 import subprocess
 import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -153,11 +155,26 @@ def _die_with_parent():
     parent = os.getpid()
 
     def preexec() -> None:
-        _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:
-            os._exit(137)
+        die_with(parent)
 
     return preexec
+
+
+def die_with(parent: int) -> None:
+    """Make this process get SIGKILL when `parent` (the pid that forked it) exits; exit now if
+    it already has."""
+    _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(137)
+
+
+def worker_pool(jobs: int) -> ProcessPoolExecutor:
+    """A pool of `jobs` forked workers that die with this process (by SIGTERM or SIGKILL too), and
+    with them the commands they run: a pool's workers otherwise outlive a killed parent. The
+    workers are forked by the first submit, so the thread that calls it must outlive them
+    (PR_SET_PDEATHSIG follows the forking thread)."""
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
+                               initializer=die_with, initargs=(os.getpid(),))
 
 
 # reads until EOF (this process closed or died), then kills the group unless told "done"

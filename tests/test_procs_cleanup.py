@@ -121,3 +121,26 @@ def test_sigkill_of_closer_tool_sim_leaves_no_process(tmp_path: Path):
                             capture_output=True, text=True, timeout=60)
     assert status.returncode == 0, status.stderr
     assert '"interrupted_call": 1' in status.stdout
+
+
+POOL_RUNNER = textwrap.dedent("""
+    import sys, time
+    sys.path.insert(0, {root!r})
+    from pathlib import Path
+    from closer.procs import Command, run, worker_pool
+    pool = worker_pool(2)
+    for n in range(2):
+        pool.submit(run, Command(["sleep", "120"]), Path({log!r} + str(n)))
+    time.sleep(600)
+""")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+def test_a_worker_pool_dies_with_its_starter(tmp_path: Path, signum: int):
+    parent = subprocess.Popen([sys.executable, "-c", POOL_RUNNER.format(root=str(ROOT), log=str(tmp_path / "log"))])
+    _wait_for(lambda: len([p for p in _descendants(parent.pid) if p.name() == "sleep"]) == 2,
+              what="both workers' commands")
+    everything = _descendants(parent.pid)
+    os.kill(parent.pid, signum)
+    parent.wait()
+    _assert_all_gone(everything)

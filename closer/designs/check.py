@@ -20,15 +20,13 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from closer.designs.checkrecord import StageOutcome
 from closer.designs.model import Design, DesignPaths
 from closer.errors import CloserError
-from closer.procs import Command, run
+from closer.procs import Command, run, worker_pool
 from closer.tasks.checks import SIM_TIMEOUT_S, run_functional
 from closer.tasks.models import DesignTasks, StartPoint, TaskKind
 
@@ -219,7 +217,7 @@ def start_evaluations(ctx: CheckContext, keys: list[tuple[TaskKind, str]]) -> No
         return
     if any(key in ctx.pending for key in keys):
         raise ValueError(f"evaluations {keys} started twice")
-    pool = ProcessPoolExecutor(max_workers=ctx.jobs, mp_context=multiprocessing.get_context("fork"))
+    pool = worker_pool(ctx.jobs)
     plain = replace(ctx, pending={})  # what a worker needs, without the futures
     for key in keys:
         ctx.pending[key] = pool.submit(_evaluate_now, plain, *key)

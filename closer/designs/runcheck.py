@@ -57,10 +57,13 @@ def check_design(name: str, quick: bool = False, keep: Path | None = None,
             progress(f"  ... {name}: {descriptions.get(name, 'the oracle agent on ' + name[-1] + ' (hidden conditions)')}")
 
         try:
+            stage_begin = begin
             for i, outcome in enumerate(check.run_stages(ctx, stages, announce), 1):
                 outcomes.append(outcome)
+                done = time.monotonic()
                 progress(f"[{i}/{len(stages)}] {outcome.stage:<8} {'ok  ' if outcome.ok else 'FAIL'} "
-                         f"{outcome.detail} ({time.monotonic() - begin:.0f} s)")
+                         f"{outcome.detail} ({done - stage_begin:.0f} s; {done - begin:.0f} s in all)")
+                stage_begin = done
         finally:
             ctx.drain()
         if content_checksum(ctx.dpaths, ctx.tasks) != checksum:

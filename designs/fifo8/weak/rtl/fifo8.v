@@ -1,6 +1,8 @@
-// fifo8, weak but correct: a shift-register FIFO. Every pop moves each stored word one place
-// towards the head (a multiplexer and an enable on every entry), where the golden design moves
-// two pointers. Same ports, same cycle behaviour, more area.
+// fifo8, weak but correct: the golden's register array and pointers, but the occupancy is a valid
+// bit per entry, and `count` (hence `full` and `empty`, hence every write and read enable) is
+// recounted every cycle by a chain of adders over those bits, one entry after the other. Same
+// ports, same cycle behaviour; more flops, and the adder chain sits on the path into every
+// memory write enable, so the design is larger and slower than the golden.
 module fifo8 #(
     parameter WIDTH = 8,
     parameter DEPTH_LOG2 = 3
@@ -16,36 +18,45 @@ module fifo8 #(
     output wire [DEPTH_LOG2:0]   count
 );
     localparam DEPTH = 1 << DEPTH_LOG2;
+    localparam [DEPTH_LOG2:0] DEPTH_COUNT = DEPTH;
 
-    reg [WIDTH-1:0]    slot [0:DEPTH-1];
-    reg [DEPTH_LOG2:0] used;
+    reg [WIDTH-1:0]      mem [0:DEPTH-1];
+    reg [DEPTH_LOG2-1:0] rd_ptr, wr_ptr;
+    reg [DEPTH-1:0]      valid;
+
+    // the number of valid entries, added up one entry after the other
+    reg [DEPTH_LOG2:0] tally;
+    integer i;
+    always @(*) begin
+        tally = {(DEPTH_LOG2 + 1){1'b0}};
+        for (i = 0; i < DEPTH; i = i + 1)
+            tally = tally + {{DEPTH_LOG2{1'b0}}, valid[i]};
+    end
 
     wire do_push = push && !full;
     wire do_pop  = pop && !empty;
-    wire [DEPTH_LOG2:0] tail = do_pop ? used - 1'b1 : used;
+    wire [DEPTH-1:0] one = {{(DEPTH - 1){1'b0}}, 1'b1};
+    wire [DEPTH-1:0] filled  = do_push ? one << wr_ptr : {DEPTH{1'b0}};
+    wire [DEPTH-1:0] drained = do_pop  ? one << rd_ptr : {DEPTH{1'b0}};
 
-    assign full     = (used == DEPTH);
-    assign empty    = (used == 0);
-    assign count    = used;
-    assign pop_data = slot[0];
-
-    genvar g;
-    generate
-        for (g = 0; g < DEPTH; g = g + 1) begin : entry
-            localparam [DEPTH_LOG2:0] INDEX = g;
-            always @(posedge clk) begin
-                if (do_push && tail == INDEX)
-                    slot[g] <= push_data;
-                else if (do_pop && g < DEPTH - 1)
-                    slot[g] <= slot[(g + 1) % DEPTH];
-            end
-        end
-    endgenerate
+    assign count    = tally;
+    assign full     = (count == DEPTH_COUNT);
+    assign empty    = (count == {(DEPTH_LOG2 + 1){1'b0}});
+    assign pop_data = mem[rd_ptr];   // first word falls through
 
     always @(posedge clk) begin
-        if (reset)
-            used <= 0;
-        else
-            used <= used + {{DEPTH_LOG2{1'b0}}, do_push} - {{DEPTH_LOG2{1'b0}}, do_pop};
+        if (do_push) mem[wr_ptr] <= push_data;
+    end
+
+    always @(posedge clk) begin
+        if (reset) begin
+            rd_ptr <= 0;
+            wr_ptr <= 0;
+            valid  <= {DEPTH{1'b0}};
+        end else begin
+            if (do_push) wr_ptr <= wr_ptr + 1'b1;
+            if (do_pop)  rd_ptr <= rd_ptr + 1'b1;
+            valid <= (valid | filled) & ~drained;
+        end
     end
 endmodule

@@ -3,7 +3,8 @@
 After sizing, a driver on a worst path may still be slow because it also drives loads that are
 not on that path. OpenSTA tries, in its own network (`make_instance`, `connect_pin`), a buffer
 (`buf_1`, then `buf_2`, `buf_4`) that takes over every load of the driver's net except the next
-pin of the path, and keeps it when the worst setup slack does not get worse and the total
+pin of the path and the loads on paths with less than `min_slack_ns` of slack (the buffer and the
+wires the reroute gives it must not make them critical), and keeps it when the worst setup slack does not get worse and the total
 negative slack gets better (the sizing criterion); a net is isolated at most once, and nets with
 a top-level port are left alone. The kept buffers go into the netlist, the layout (beside the
 driver) and the Verilog; the reroute and sign-off that follow are what counts.
@@ -45,6 +46,11 @@ set closer_bufs {{{cells}}}
 set closer_nb 0
 set closer_iso {{}}
 proc closer_ours {{name}} {{ return [string match {prefix}* $name] }}
+proc closer_through_slack {{name}} {{
+  set ends [find_timing_paths -path_delay max -through [get_pins $name]]
+  if {{[llength $ends] == 0}} {{ return 1.0 }}
+  return [[lindex $ends 0] slack]
+}}
 for {{set pass 0}} {{$pass < {passes}}} {{incr pass}} {{
   if {{[lindex $closer_best 0] >= 0.0}} {{ break }}
   # (driver pin, next pin of the path) by name: a network edit leaves path objects dangling
@@ -69,10 +75,14 @@ for {{set pass 0}} {{$pass < {passes}}} {{incr pass}} {{
     foreach pin [get_pins -of_objects [get_nets $net]] {{
       set name [get_full_name $pin]
       if {{[closer_ours $name]}} {{ set ours 1 }}
-      if {{[$pin is_driver] || $name == $keep}} {{ continue }}
+      if {{[$pin is_driver] || $name == $keep || [closer_through_slack $name] < {min_slack}}} {{ continue }}
       lappend off $name
     }}
     if {{$ours || [llength $off] == 0}} {{ continue }}
+    # the new net's wires, for OpenSTA (it has no parasitics yet): the moved loads' share of the
+    # old net's wire capacitance (farads; set_load takes the Liberty's picofarads)
+    set wire [[get_nets $net] wire_capacitance rise [sta::cmd_corner] max]
+    set share [expr {{1e12 * $wire * [llength $off] / ([llength $off] + 1.0)}}]
     foreach cell $closer_bufs {{
       set inst "{prefix}try_$closer_nb"
       incr closer_nb
@@ -84,6 +94,7 @@ for {{set pass 0}} {{$pass < {passes}}} {{incr pass}} {{
       }}
       connect_pin $net [get_pins $inst/A]
       connect_pin "${{inst}}_o" [get_pins $inst/X]
+      set_load $share [get_nets "${{inst}}_o"]
       set score [closer_score]
       if {{[lindex $score 0] >= [lindex $closer_best 0] && [lindex $score 1] > [lindex $closer_best 1]}} {{
         set closer_best $score
@@ -108,8 +119,9 @@ foreach iso $closer_iso {{
 """
 
 
-def isolate_tcl(passes: int, paths: int) -> str:
-    return ISOLATE_TCL.format(cells=" ".join(BUFFER_CELLS), prefix=PREFIX, passes=passes, paths=paths)
+def isolate_tcl(passes: int, paths: int, min_slack_ns: float) -> str:
+    return ISOLATE_TCL.format(cells=" ".join(BUFFER_CELLS), prefix=PREFIX, passes=passes, paths=paths,
+                              min_slack=f"{min_slack_ns * 1e-9:.6g}")
 
 
 def parse_isolations(text: str, netlist: Netlist, log: Path) -> list[Isolation]:

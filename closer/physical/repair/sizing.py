@@ -42,6 +42,7 @@ class SizingConfig:
     max_passes: int = 40         # OpenSTA passes over the worst paths per round
     paths_per_pass: int = 20     # worst endpoints whose paths are tried in one pass
     buffer_passes: int = 10      # then passes isolating off-path loads (closer.physical.repair.buffering; 0: none)
+    isolate_min_slack_ns: float = 0.5  # only loads on paths with this much slack go behind a buffer
     # late data-path derate while repairing: the reroute after a round lengthens the wires of
     # moved and inserted cells (gcd at 5 ns lost 0.2 ns of OpenSTA's in-tool gain to it)
     setup_derate: float = 1.04
@@ -91,7 +92,7 @@ def sizing_script(liberty: Path, netlist_v: Path, top: str, sdc: Path, spef: Pat
               f"set closer_fh [open {{{out}}} w]", _SIZING_TCL.format(passes=cfg.max_passes,
                                                                       paths=cfg.paths_per_pass)]
     if cfg.buffer_passes:
-        lines.append(buffering.isolate_tcl(cfg.buffer_passes, cfg.paths_per_pass))
+        lines.append(buffering.isolate_tcl(cfg.buffer_passes, cfg.paths_per_pass, cfg.isolate_min_slack_ns))
     lines += [_SIZING_END,
               f'puts $closer_fh "{DONE_MARK}"', "close $closer_fh", "exit"]
     return "\n".join(lines) + "\n"

@@ -6,7 +6,8 @@ not on that path. OpenSTA tries, in its own network (`make_instance`, `connect_p
 pin of the path and the loads on paths with less than `min_slack_ns` of slack (the buffer and the
 wires the reroute gives it must not make them critical), and keeps it when the worst setup slack does not get worse and the total
 negative slack gets better (the sizing criterion); a net is isolated at most once, and nets with
-a top-level port are left alone. The kept buffers go into the netlist, the layout (beside the
+a top-level port or a register clock pin, and the clock network of a path (its pins up to the
+launching flop's clock pin), are left alone. The kept buffers go into the netlist, the layout (beside the
 driver) and the Verilog; the reroute and sign-off that follow are what counts.
 
 The Tcl runs in the sizing script, after the sizing passes (closer.physical.repair.sizing), so
@@ -46,6 +47,9 @@ set closer_bufs {{{cells}}}
 set closer_nb 0
 set closer_iso {{}}
 proc closer_ours {{name}} {{ return [string match {prefix}* $name] }}
+# register clock pins: a path's pins up to its launching one are the clock network, never buffered
+set closer_ck [dict create]
+foreach pin [all_registers -clock_pins] {{ dict set closer_ck [get_full_name $pin] 1 }}
 proc closer_through_slack {{name}} {{
   set ends [find_timing_paths -path_delay max -through [get_pins $name]]
   if {{[llength $ends] == 0}} {{ return 1.0 }}
@@ -56,8 +60,13 @@ for {{set pass 0}} {{$pass < {passes}}} {{incr pass}} {{
   # (driver pin, next pin of the path) by name: a network edit leaves path objects dangling
   set pairs {{}}
   foreach end [find_timing_paths -path_delay max -group_count {paths} -endpoint_count 1 -slack_max 0.0] {{
-    set pins [[$end path] pins]
-    for {{set i 0}} {{$i + 1 < [llength $pins]}} {{incr i}} {{
+    # OpenSTA lists a path's pins from the endpoint back to the clock source
+    set pins [lreverse [[$end path] pins]]
+    set first 0
+    for {{set i 0}} {{$i < [llength $pins]}} {{incr i}} {{
+      if {{[dict exists $closer_ck [get_full_name [lindex $pins $i]]]}} {{ set first [expr {{$i + 1}}] }}
+    }}
+    for {{set i $first}} {{$i + 1 < [llength $pins]}} {{incr i}} {{
       set p [lindex $pins $i]
       if {{![$p is_driver] || [$p instance] == "NULL"}} {{ continue }}
       set pair [list [get_full_name $p] [get_full_name [lindex $pins [expr {{$i + 1}}]]]]
@@ -74,7 +83,7 @@ for {{set pass 0}} {{$pass < {passes}}} {{incr pass}} {{
     set ours 0
     foreach pin [get_pins -of_objects [get_nets $net]] {{
       set name [get_full_name $pin]
-      if {{[closer_ours $name]}} {{ set ours 1 }}
+      if {{[closer_ours $name] || [dict exists $closer_ck $name]}} {{ set ours 1 }}
       if {{[$pin is_driver] || $name == $keep || [closer_through_slack $name] < {min_slack}}} {{ continue }}
       lappend off $name
     }}

@@ -78,7 +78,7 @@ def gcd_a_low_task(tmp_path_factory) -> Path:
 
 # the longest files as measured in CI (2026-12-01 durations: the weak gcd's physical flows, B/C evaluations), longest first
 LONGEST_FIRST = ("test_flow_settings.py", "test_tasks_projection_b.py", "test_tasks_evaluate.py",
-                 "test_flow_corpus.py", "test_flow_timing_5ns.py", "test_tasks_firdma_eval.py", "test_tasks_projection_c.py",
+                 "test_flow_corpus.py", "test_tasks_firdma_eval.py", "test_tasks_projection_c.py",
                  "test_tasks_harbor_b.py", "test_tasks_projection_b_sweep.py", "test_tasks_firdma.py",
                  "test_drc_klayout.py", "test_tasks_projection_a.py", "test_tasks_harbor_c.py",
                  "test_firdma_spec.py", "test_picorv32_coverage.py", "test_security_sandbox.py")

@@ -41,11 +41,13 @@ class SizingConfig:
     max_rounds: int = 2          # size -> route -> sign off, at most this many times
     max_passes: int = 40         # OpenSTA passes over the worst paths per round
     paths_per_pass: int = 20     # worst endpoints whose paths are tried in one pass
-    buffer_passes: int = 10      # then passes isolating off-path loads (closer.physical.repair.buffering; 0: none)
+    # then passes isolating off-path loads (closer.physical.repair.buffering); off by default: on
+    # gcd at 5 ns the rerouted result was worse with them (docs/physical.md, "Timing repair")
+    buffer_passes: int = 0
     isolate_min_slack_ns: float = 0.5  # only loads on paths with this much slack go behind a buffer
-    # late data-path derate while repairing: the reroute after a round lengthens the wires of
-    # moved and inserted cells (gcd at 5 ns lost 0.2 ns of OpenSTA's in-tool gain to it)
-    setup_derate: float = 1.04
+    # late data-path derate while repairing, for the wires the reroute gives moved and inserted
+    # cells (gcd at 5 ns lost 0.2 ns of OpenSTA's in-tool gain to them); 1.0: none
+    setup_derate: float = 1.0
     dont_use: tuple[str, ...] = field(default_factory=_platform_dont_use)  # globs never sized to
 
 

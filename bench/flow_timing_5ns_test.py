@@ -2,9 +2,10 @@
 5 ns with two repair rounds; kept out of `make test` for its time while it is an expected failure).
 
 gcd at a 5 ns clock (twice its design clock) signs off at every corner with the default flow
-settings through `closer flow run --strict`: the flow's setup repair (closer.physical.repair.sizing)
-has to close the ss corner, which misses by about 0.46 ns with parasitics before it, and hold
-must stay met (closer.physical.repair.hold)."""
+settings through `closer flow run --strict`: the flow's setup repair (closer.physical.repair.sizing,
+with the isolation buffers of closer.physical.repair.buffering when `buffer_passes` > 0) has to
+close the ss corner, which misses by about 0.46 ns with parasitics before it, and hold must stay
+met (closer.physical.repair.hold)."""
 
 from __future__ import annotations
 
@@ -22,10 +23,11 @@ from tests.conftest import require_tool
 
 pytestmark = pytest.mark.slow
 
-# measured 2026-12-01 (this branch): ss setup WS -0.458 ns before the repair, -0.185 ns after two
-# sizing rounds (74 cells resized); tt/ff setup, hold, slew, cap, route, DRC, LVS all clean. Sizing
-# alone does not close gcd at 5 ns yet; strict, so the test reports the day it does.
-GCD_5NS_OPEN = "setup repair leaves ss at -0.185 ns (sizing only; no buffering or restructuring yet)"
+# measured 2026-12-01: sizing only, ss -0.458 -> -0.185 ns after two rounds; with the isolation
+# buffers and the 4 % repair derate, round 1 in OpenSTA -0.666 -> -0.142 ns (derated) but -0.678 ns
+# after its reroute (77 resized cells spilled to new sites, their wires longer), -0.133 ns after
+# round 2 (so buffering is off by default). Strict, so the test reports the day it passes.
+GCD_5NS_OPEN = "setup repair leaves ss at -0.185 ns: its in-tool gains do not survive the reroute"
 
 CORNERS = ("tt_025C_1v80", "ss_100C_1v60", "ff_n40C_1v95")
 
@@ -57,4 +59,5 @@ def test_gcd_at_5ns_signs_off_at_every_corner(tmp_path: Path, pdk_paths):
         q = f"__corner__{corner}"
         assert meta["finish__timing__setup__ws" + q] >= 0 and meta["finish__timing__hold__ws" + q] >= 0
         assert meta["finish__timing__drv__max_slew" + q] == 0 and meta["finish__timing__drv__max_cap" + q] == 0
-    assert meta["closer__setup_repair__resized"] > 0  # the repair did the closing, not the synthesis
+    # the repair did the closing, not the synthesis
+    assert meta["closer__setup_repair__resized"] + meta["closer__setup_repair__buffers"] > 0

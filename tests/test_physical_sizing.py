@@ -75,14 +75,19 @@ def test_sizing_improves_a_failing_gcd_and_leaves_a_met_one(repo, pdk_paths, tmp
     macros = read_macros(pdk_paths.cell_lef)
     src, sdc, netlist = _gcd_netlist(repo, pdk_paths, tmp_path, 4.0)
     lib = pdk_paths.liberty(SS)
-    cfg = sizing.SizingConfig(max_passes=8)
+    cfg = sizing.SizingConfig(max_passes=8, buffer_passes=0, setup_derate=1.0)  # sizing alone, as sign-off times it
     r = sizing.size_for_setup(SS, lib, src, "gcd", sdc, None, False, netlist, macros, cfg, tmp_path / "w")
     assert r.ws_before_ns < 0 and r.resized and r.ws_after_ns > r.ws_before_ns and r.tns_after_ns > r.tns_before_ns
     assert all(re.sub(r"_\d+$", "", old) == re.sub(r"_\d+$", "", new) for old, new in r.resized.values())
     sized = sizing.write_verilog(src, tmp_path / "sized.v", netlist, r.resized)
-    check = sta.run_sta(SS, lib, sized, "gcd", sdc, None, tmp_path / "w")
-    assert check.setup_ws_ns == pytest.approx(r.ws_after_ns, abs=1e-3)
+    assert sta.run_sta(SS, lib, sized, "gcd", sdc, None, tmp_path / "w").setup_ws_ns == pytest.approx(r.ws_after_ns, abs=1e-3)
+    met = relaxed_run(lib, src, netlist, macros, cfg, tmp_path)
+    assert met.ws_before_ns >= 0 and not met.resized and met.ws_after_ns == met.ws_before_ns
+
+
+def relaxed_run(lib: Path, src: Path, netlist: Netlist, macros, cfg: sizing.SizingConfig,
+                tmp_path: Path) -> sizing.SizingResult:
+    """The same repair of the same netlist at a 40 ns clock, which it meets."""
     relaxed = tmp_path / "relaxed.sdc"
     relaxed.write_text("create_clock -name core_clock -period 40 [get_ports clk]\n")
-    met = sizing.size_for_setup(SS, lib, src, "gcd", relaxed, None, False, netlist, macros, cfg, tmp_path / "m")
-    assert met.ws_before_ns >= 0 and not met.resized and met.ws_after_ns == met.ws_before_ns
+    return sizing.size_for_setup(SS, lib, src, "gcd", relaxed, None, False, netlist, macros, cfg, tmp_path / "m")

@@ -29,7 +29,7 @@ from closer.pdk import ALL_CORNERS, CORNERS, PdkPaths, pdk
 from closer.physical.cts import cts
 from closer.physical.io import defio, netlist as netlist_mod
 from closer.physical.place import place
-from closer.physical.repair import cleanup, diodes, hold, repair, sizing
+from closer.physical.repair import buffering, cleanup, diodes, hold, repair, sizing
 from closer.physical.route import pinaccess, route
 from closer.physical.signoff import antenna, drc, gds, lvs, parasitics, signoff_drc, sta
 from closer.physical.floorplan.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
@@ -565,7 +565,8 @@ class SetupRepair(Step):
     def run(self, ctx):
         cfg = ctx.config.sizing
         before = _setup_ws_by_corner(ctx)
-        out: dict[str, Any] = {"closer__setup_repair__rounds": 0, "closer__setup_repair__resized": 0}
+        out: dict[str, Any] = {"closer__setup_repair__rounds": 0, "closer__setup_repair__resized": 0,
+                               "closer__setup_repair__buffers": 0}
         for corner, ws in before.items():
             out[f"closer__setup_repair__ws_before__{corner}"] = ws
         rounds = 0
@@ -584,14 +585,12 @@ class SetupRepair(Step):
             out.update({f"{key}__resized": len(result.resized), f"{key}__ws_before": result.ws_before_ns,
                         f"{key}__ws_after": result.ws_after_ns, f"{key}__tns_before": result.tns_before_ns,
                         f"{key}__tns_after": result.tns_after_ns})
-            if not result.resized:
+            out[f"{key}__buffers"] = len(result.isolations)
+            if not result.resized and not result.isolations:
                 break
             out["closer__setup_repair__resized"] += len(result.resized)
-            sizing.apply_sizes(ctx.netlist, ctx.layout, ctx.macros, result.resized)
-            target = ctx.paths.root / f"{ctx.top}_sized.v"
-            sizing.write_verilog(ctx.netlist_v, target.with_suffix(".tmp.v"), ctx.netlist, result.resized)
-            target.with_suffix(".tmp.v").replace(target)
-            ctx.netlist_v = target
+            out["closer__setup_repair__buffers"] += len(result.isolations)
+            _apply_setup_repair(ctx, result)
             ctx.sta_results.clear()
             for step_cls in STEPS:
                 if step_cls.id in REROUTE_STEPS + ("Antenna", "Sta"):
@@ -600,6 +599,22 @@ class SetupRepair(Step):
         for corner, ws in _setup_ws_by_corner(ctx).items():
             out[f"closer__setup_repair__ws_after__{corner}"] = ws
         return out
+
+
+def _apply_setup_repair(ctx: Context, result: sizing.SizingResult) -> None:
+    """The round's new sizes, then its isolation buffers, into the netlist, the layout and the
+    Verilog STA and LVS read (`<top>_sized.v`)."""
+    sizing.apply_sizes(ctx.netlist, ctx.layout, ctx.macros, result.resized)
+    target = ctx.paths.root / f"{ctx.top}_sized.v"
+    staged = target.with_suffix(".tmp.v")
+    sizing.write_verilog(ctx.netlist_v, staged, ctx.netlist, result.resized)
+    if result.isolations:
+        tree = buffering.insert_isolations(ctx.netlist, ctx.layout, ctx.macros, result.isolations)
+        buffered = target.with_suffix(".buf.v")
+        cts.write_verilog(staged, buffered, ctx.netlist, tree)
+        buffered.replace(staged)
+    staged.replace(target)
+    ctx.netlist_v = target
 
 
 def _timing_sdc(ctx: Context) -> Path:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -74,11 +74,21 @@ def frame_from_records(records: Sequence[Metrics | Mapping[str, object]], target
         rows = map(operator.itemgetter(*columns), values_of)
         data = dict(zip(columns, map(list, zip(*rows)))) if len(columns) > 1 else \
             {next(iter(columns)): list(rows)}
-        data = {key: _slack_column(key, column) for key, column in data.items()}
     else:
-        data = {key: _slack_column(key, [values.get(key, math.nan) for values in values_of]) for key in columns}
-    frame = pd.DataFrame(data, index=None if index is None else list(index))
-    return frame if data else pd.DataFrame(index=range(len(values_of)) if index is None else list(index))
+        data = {key: [values.get(key, math.nan) for values in values_of] for key in columns}
+    return _frame(data, len(values_of), index)
+
+
+def frame_from_columns(keys: Sequence[str], column: Callable[[str], list], targets: Targets,
+                       index: Sequence[str]) -> pd.DataFrame:
+    """`frame_from_records` for records of one key set (`keys`) given column by column."""
+    return _frame({key: column(key) for key in needed_keys(keys, targets)}, len(index), index)
+
+
+def _frame(data: dict[str, list], n: int, index: Sequence[str] | None) -> pd.DataFrame:
+    data = {key: _slack_column(key, column) for key, column in data.items()}
+    rows = None if index is None else list(index)
+    return pd.DataFrame(data, index=rows) if data else pd.DataFrame(index=range(n) if rows is None else rows)
 
 
 def _slack_column(key: str, column: list[object]) -> list[object]:

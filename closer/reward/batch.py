@@ -17,7 +17,7 @@ import os
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 
 import orjson
@@ -59,7 +59,7 @@ class Parsed:
         keys = {chunk.keys for chunk in self.chunks}
         if not self.loose and len(keys) == 1 and () not in keys:
             def column(key: str) -> list:
-                return [value for chunk in self.chunks for value in chunk.column(key)]
+                return list(chain.from_iterable(chunk.column(key) for chunk in self.chunks))
             return frame_from_columns(next(iter(keys)), column, targets, labels)
         return frame_from_records([self.values(i) for i in good], targets, labels)
 
@@ -74,9 +74,12 @@ def read_inputs(path: Path) -> Iterator[tuple[str, bytes]]:
             yield entry.path, _read(entry)
         return
     _read_check(path)
+    line_no = 0
     with open(path, "rb") as handle:
-        for line_no, raw in enumerate(handle, start=1):
-            yield f"{path}:{line_no}", raw
+        while lines := handle.readlines(1 << 22):
+            labels = [f"{path}:{n}" for n in range(line_no + 1, line_no + len(lines) + 1)]
+            line_no += len(lines)
+            yield from zip(labels, lines)
 
 
 def _read(entry: os.DirEntry) -> bytes:

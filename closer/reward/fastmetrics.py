@@ -97,9 +97,9 @@ class Chunk:
         keys = tuple(first)
         decode = _struct_decoder(keys).decode
         rows = [_struct_or_none(decode, raw) for raw in raws]
-        taken = [raw for raw, row in zip(raws, rows) if row is not None]
+        raw_colons = joined.count(b":") - sum(raw.count(b":") for raw, row in zip(raws, rows) if row is None)
         self.keys, self.rows, self.decoded = keys, rows, [row for row in rows if row is not None]
-        if not self._clocks_ok() or not self._no_duplicate(taken):
+        if not self._clocks_ok() or not self._no_duplicate(raw_colons):
             self.keys, self.rows, self.decoded = (), [None] * len(raws), []
 
     def column(self, key: str) -> list:
@@ -118,9 +118,9 @@ class Chunk:
                 return False
         return True
 
-    def _no_duplicate(self, taken: list[bytes]) -> bool:
-        raw_colons = sum(raw.count(b":") for raw in taken)
-        if raw_colons == len(taken) * len(self.keys) + self._string_colons():
+    def _no_duplicate(self, raw_colons: int) -> bool:
+        """`raw_colons`: the colons of the decoded records' bytes."""
+        if raw_colons == len(self.decoded) * len(self.keys) + self._string_colons():
             return True
         return raw_colons == _ENCODER.encode(self.decoded).count(b":")
 

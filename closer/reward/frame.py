@@ -267,22 +267,26 @@ class _ColumnResolver:
             return np.full(n, self.spec.clock_period)
         if mk.CLOCKS_DETAILS not in self.frame.columns:
             return np.full(n, np.nan)
-        parsed: dict[object, float] = {}
-        out = np.empty(n)
-        for i, (row, details) in enumerate(self.frame[mk.CLOCKS_DETAILS].items()):
-            if not isinstance(details, (list, str)):
-                out[i] = np.nan
-                continue
-            key = tuple(details) if isinstance(details, list) else details
-            if key not in parsed:
-                try:
-                    clocks = mk.parse_clock_details(details)
-                except ValueError as exc:
-                    raise MetricsFileError(f"row {row!r}: key '{mk.CLOCKS_DETAILS}': {exc}") from None
-                if len(clocks) != 1:
-                    raise MetricsFileError(
-                        f"row {row!r}: key '{mk.CLOCKS_DETAILS}' lists {len(clocks)} clocks; set "
-                        "clock_period in the targets file")
-                parsed[key] = next(iter(clocks.values()))
-            out[i] = parsed[key]
-        return out
+        column = self.frame[mk.CLOCKS_DETAILS].tolist()
+        if set(map(type, column)) == {list}:  # every row has the list (the fast readers' case)
+            keys = list(map(tuple, column))
+        else:
+            keys = [tuple(d) if isinstance(d, list) else d if isinstance(d, str) else None for d in column]
+        first_row = dict(zip(reversed(keys), range(n - 1, -1, -1)))  # each key's first row
+        period: dict[object, float] = {None: math.nan}
+        for key in sorted(first_row, key=first_row.__getitem__):  # so an error names the first bad row
+            if key not in period:
+                period[key] = self._one_clock(key, self.frame.index[first_row[key]])
+        return np.fromiter(map(period.__getitem__, keys), dtype=np.float64, count=n)
+
+    @staticmethod
+    def _one_clock(details: tuple | str, row: object) -> float:
+        try:
+            clocks = mk.parse_clock_details(list(details) if isinstance(details, tuple) else details)
+        except ValueError as exc:
+            raise MetricsFileError(f"row {row!r}: key '{mk.CLOCKS_DETAILS}': {exc}") from None
+        if len(clocks) != 1:
+            raise MetricsFileError(
+                f"row {row!r}: key '{mk.CLOCKS_DETAILS}' lists {len(clocks)} clocks; set "
+                "clock_period in the targets file")
+        return next(iter(clocks.values()))

@@ -145,11 +145,13 @@ def end_to_end(texts: list[str], scalar_n: int) -> dict:
         folder.mkdir()
         for i, text in enumerate(texts):
             (folder / f"r{i:07d}.json").write_text(text)
+        one = work / "one.jsonl"
+        one.write_text(texts[0] + "\n")
         out = {}
-        for name, path in (("jsonl", jsonl), ("directory", folder)):
+        for name, path in (("startup", one), ("jsonl", jsonl), ("directory", folder)):
             wall, cpu = _child([closer, "reward", "batch", str(path), "--targets", str(TARGETS)], work / f"{name}.out")
-            out[name] = {"wall_s": wall, "cpu_s": cpu, "per_s_wall": len(texts) / wall,
-                         "per_s_cpu": len(texts) / cpu}
+            n = 1 if name == "startup" else len(texts)
+            out[name] = {"wall_s": wall, "cpu_s": cpu, "per_s_wall": n / wall, "per_s_cpu": n / cpu}
         lines = (work / "directory.out").read_bytes().splitlines()
         targets = load_targets(TARGETS)
         files = sorted(folder.iterdir())[:scalar_n]
@@ -225,6 +227,7 @@ as a directory of as many files; beside it, in the same invocation, the scalar p
 |---|---:|---:|---:|---:|---:|---:|
 | batch, JSONL | {e['lines']:,} | {e['jsonl']['wall_s']:.2f} | {e['jsonl']['cpu_s']:.2f} | {e['jsonl']['per_s_wall']:,.0f} | {e['jsonl']['per_s_cpu']:,.0f} | **{e['jsonl']['per_s_cpu'] / GOAL_PER_S:.2f}** |
 | batch, directory | {e['lines']:,} | {e['directory']['wall_s']:.2f} | {e['directory']['cpu_s']:.2f} | {e['directory']['per_s_wall']:,.0f} | {e['directory']['per_s_cpu']:,.0f} | **{e['directory']['per_s_cpu'] / GOAL_PER_S:.2f}** |
+| startup: one record (imports, targets) | 1 | {e['startup']['wall_s']:.2f} | {e['startup']['cpu_s']:.2f} | | | |
 | reference: scalar path | {e['reference']['records']:,} | {e['reference']['wall_s']:.2f} | {e['reference']['cpu_s']:.2f} | {e['reference']['per_s_wall']:,.0f} | {e['reference']['per_s_cpu']:,.0f} | {e['reference']['per_s_cpu'] / GOAL_PER_S:.2f} |
 
 - batch lines differing from the scalar path's (every field, floats by their bits): **{e['line_mismatches']}** of {e['reference']['records']:,}

@@ -97,3 +97,24 @@ def test_keep_going_records_each_bad_input_in_its_place(tmp_path: Path):
     assert [("error" in ln) for ln in lines] == [False, False, True, True, False]
     assert "NaN" in lines[2]["error"] and "malformed JSON" in lines[3]["error"]
     assert all(0 <= ln["reward"] <= 1 for ln in lines if "error" not in ln)
+
+
+def test_directory_files_are_read_whole_in_blocks_up_to_the_byte_limit(tmp_path: Path, monkeypatch):
+    """A file read over several blocks is scored like the scalar path; one over the byte limit,
+    or an entry that is not a regular file, is one error line naming it."""
+    from closer.reward import batch
+
+    monkeypatch.setattr(batch, "READ_BLOCK", 7)
+    targets = load_targets(ALL_GATES)
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "a.json").write_text(json.dumps(closer_values(), indent=2))
+    result = _batch(folder)
+    assert result.code == 0, result.err
+    expected = scalar_line(str(folder / "a.json"), compute_reward(load_metrics(folder / "a.json"), targets))
+    assert exact(json.loads(result.out)) == exact(json.loads(expected))
+    monkeypatch.setattr(batch, "MAX_INPUT_BYTES", 100)
+    assert_refused(_batch(folder), "a.json")
+    monkeypatch.setattr(batch, "MAX_INPUT_BYTES", 10**6)
+    (folder / "b.json").mkdir()
+    assert_refused(_batch(folder), "b.json")

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from closer.reward.errors import MetricsFileError
-from closer.reward.fastmetrics import fast_values
+from closer.reward.fastmetrics import Chunk, fast_values
 from closer.reward.metrics_file import values_from_bytes
 
 from tests.fuzz_support import assert_fast_within_reference
@@ -86,3 +86,41 @@ def test_the_clean_flow_record_is_taken_and_its_duplicate_key_is_not():
     assert fast_values(raw) == _reference(raw)
     doubled = raw.replace(b'"closer__sim__cycles": 1838', b'"closer__sim__cycles": 1838, "closer__sim__cycles": 7')
     assert fast_values(doubled) is None and _reference(doubled) is None
+
+
+def _perturbed(raw: bytes, first: bytes, text: str | None) -> bytes:
+    return {None: raw, "dup": raw[:-1] + b"," + first + b":1}", "dup-string": raw[:-1] + b"," + first + b':"a:b"}',
+            "cut": raw[:-3], "nan": raw[:-1] + b', "x__y__z": NaN}', "escape": raw[:-1] + b', "k__k__k": "\\u003a"}',
+            "tiny": raw[:-1] + b', "k__k__k": 1e-31}'}[text]
+
+
+@PROPERTY
+@given(base=st.dictionaries(key, plain_value, min_size=1, max_size=6),
+       rows=st.lists(st.tuples(st.integers(0, 5), odd_value,
+                               st.sampled_from([None, None, "dup", "dup-string", "cut", "nan", "escape", "tiny"])),
+                     min_size=1, max_size=6))
+def test_a_chunk_takes_only_records_the_full_reader_takes_with_its_values(base: dict, rows: list):
+    """Records of one key set, some with a value replaced or the text perturbed: each record the
+    chunk decodes is one the full reader accepts, with the same values; the others it leaves."""
+    keys = list(base)
+    first = json.dumps(keys[0]).encode()
+    raws = [json.dumps(base).encode()]
+    for at, value, text in rows:
+        raws.append(_perturbed(json.dumps({**base, keys[at % len(keys)]: value}).encode(), first, text))
+    chunk = Chunk(raws)
+    for i, raw in enumerate(raws):
+        if chunk.rows[i] is not None:
+            theirs = _reference(raw)
+            assert theirs is not None, raw
+            _same(chunk.values(i), theirs)
+
+
+def test_a_chunk_of_flow_records_is_taken_whole_and_a_duplicate_key_anywhere_refuses_it():
+    values = closer_values()
+    raws = [json.dumps({**values, "closer__sim__cycles": n}).encode() for n in range(1500, 1520)]
+    chunk = Chunk(raws)
+    assert all(row is not None for row in chunk.rows)
+    assert [chunk.values(i) for i in range(len(raws))] == [_reference(raw) for raw in raws]
+    doubled = raws[:]
+    doubled[7] = doubled[7][:-1] + b', "run__closer__design_revision": "sha256:0"}'
+    assert all(row is None for row in Chunk(doubled).rows)

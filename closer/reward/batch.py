@@ -13,33 +13,56 @@ bad input becomes a line `{"input": ..., "error": ...}` in its place, so no inpu
 
 from __future__ import annotations
 
-import math
 import os
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import chain, islice
 from pathlib import Path
 
 import orjson
+import pandas as pd
 
 from closer.errors import InputError
 from closer.inputs import MAX_INPUT_BYTES
 from closer.reward.compute import compute_reward
 from closer.reward.errors import MetricsFileError
-from closer.reward.fastmetrics import fast_values
-from closer.reward.frame import frame_from_records, score_frame
+from closer.reward.fastmetrics import Chunk, fast_values
+from closer.reward.frame import frame_from_columns, frame_from_records, score_frame
+from closer.reward.lines import result_lines
 from closer.reward.metrics_file import MetricValue, metrics_from_mapping, values_from_bytes
-from closer.reward.models import SCHEMA_VERSION, RewardResult
-from closer.reward.targets import LoadedTargets
+from closer.reward.models import RewardResult
+from closer.reward.targets import LoadedTargets, Targets
 
-TERM_FIELDS = ("value", "ratio", "loss", "penalty")
+CHUNK_RECORDS = 4096  # inputs decoded together (`fastmetrics.Chunk`)
+READ_BLOCK = 1 << 16
 
 
-@dataclass(frozen=True)
+@dataclass
 class Parsed:
-    label: str  # the file, or file:line
-    values: dict[str, MetricValue] | None
-    error: str | None = None
+    """Every input, read: chunk k holds inputs k*CHUNK_RECORDS on; an input its chunk did not
+    decode is in `loose` (its values) or `errors` (its error, with keep_going)."""
+    labels: list[str] = field(default_factory=list)  # the file, or file:line, of each input
+    chunks: list[Chunk] = field(default_factory=list)
+    loose: dict[int, dict[str, MetricValue]] = field(default_factory=dict)
+    errors: dict[int, str] = field(default_factory=dict)
+
+    def good(self) -> list[int]:
+        return [i for i in range(len(self.labels)) if i not in self.errors]
+
+    def values(self, i: int) -> dict[str, MetricValue]:
+        return self.loose[i] if i in self.loose else self.chunks[i // CHUNK_RECORDS].values(i % CHUNK_RECORDS)
+
+    def frame(self, good: list[int], targets: Targets) -> pd.DataFrame:
+        """The frame of the good inputs: column by column when every one of them was decoded by
+        chunks of one key set (one flow's records), else from their values."""
+        labels = [self.labels[i] for i in good]
+        keys = {chunk.keys for chunk in self.chunks}
+        if not self.loose and len(keys) == 1 and () not in keys:
+            def column(key: str) -> list:
+                return list(chain.from_iterable(chunk.column(key) for chunk in self.chunks))
+            return frame_from_columns(next(iter(keys)), column, targets, labels)
+        return frame_from_records([self.values(i) for i in good], targets, labels)
 
 
 def read_inputs(path: Path) -> Iterator[tuple[str, bytes]]:
@@ -52,9 +75,12 @@ def read_inputs(path: Path) -> Iterator[tuple[str, bytes]]:
             yield entry.path, _read(entry)
         return
     _read_check(path)
+    line_no = 0
     with open(path, "rb") as handle:
-        for line_no, raw in enumerate(handle, start=1):
-            yield f"{path}:{line_no}", raw
+        while lines := handle.readlines(1 << 22):
+            labels = [f"{path}:{n}" for n in range(line_no + 1, line_no + len(lines) + 1)]
+            line_no += len(lines)
+            yield from zip(labels, lines)
 
 
 def _read(entry: os.DirEntry) -> bytes:
@@ -62,13 +88,27 @@ def _read(entry: os.DirEntry) -> bytes:
     if not entry.is_file():
         raise MetricsFileError(f"{entry.path}: metrics file is not a regular file")
     try:
-        with open(entry.path, "rb") as handle:
-            raw = handle.read(MAX_INPUT_BYTES + 1)
+        raw = _read_up_to(entry.path, MAX_INPUT_BYTES + 1)
     except OSError as exc:
         raise MetricsFileError(f"{entry.path}: metrics file cannot be read: {exc.strerror}") from None
     if len(raw) > MAX_INPUT_BYTES:
         raise MetricsFileError(f"{entry.path}: metrics file is over the {MAX_INPUT_BYTES}-byte limit")
     return raw
+
+
+def _read_up_to(path: str, limit: int) -> bytes:
+    """The first `limit` bytes of the file at `path` by plain system calls, in blocks (a file
+    object per file, or a buffer of `limit` bytes per read, costs more than a small file's read)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        parts = []
+        size = 0
+        while size < limit and (part := os.read(fd, min(limit - size, READ_BLOCK))):
+            parts.append(part)
+            size += len(part)
+    finally:
+        os.close(fd)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def _read_check(path: Path) -> None:
@@ -79,83 +119,65 @@ def _read_check(path: Path) -> None:
         raise MetricsFileError(f"{path}: not a regular file")
 
 
-def parse_inputs(path: Path, keep_going: bool = False) -> list[Parsed]:
-    parsed = []
-    for label, raw in read_inputs(path):
-        values = fast_values(raw)
-        if values is None:
-            try:
-                values = values_from_bytes(raw, label)
-            except MetricsFileError as exc:
-                if not keep_going:
-                    raise
-                parsed.append(Parsed(label, None, str(exc)))
-                continue
-        parsed.append(Parsed(label, values))
+def parse_inputs(path: Path, keep_going: bool = False) -> Parsed:
+    parsed = Parsed()
+    inputs = read_inputs(path)
+    while batch := list(islice(inputs, CHUNK_RECORDS)):
+        offset = len(parsed.labels)
+        chunk = Chunk([raw for _, raw in batch])
+        parsed.labels.extend(label for label, _ in batch)
+        parsed.chunks.append(chunk)
+        for i, row in enumerate(chunk.rows):
+            if row is None:
+                _read_alone(parsed, offset + i, batch[i][1], keep_going)
     return parsed
+
+
+def _read_alone(parsed: Parsed, i: int, raw: bytes, keep_going: bool) -> None:
+    label = parsed.labels[i]
+    values = fast_values(raw)
+    if values is None:
+        try:
+            values = values_from_bytes(raw, label)
+        except MetricsFileError as exc:
+            if not keep_going:
+                raise
+            parsed.errors[i] = str(exc)
+            return
+    parsed.loose[i] = values
 
 
 def score_inputs(path: Path, targets: LoadedTargets, keep_going: bool = False) -> list[bytes]:
     """One JSON line (bytes, no newline) per input, in input order."""
     parsed = parse_inputs(path, keep_going)
-    good = [p for p in parsed if p.values is not None]
-    lines = dict(_score(good, targets, keep_going))
-    return [lines[p.label] if p.values is not None else _error_line(p.label, p.error) for p in parsed]
+    good = parsed.good()
+    lines = dict(zip(good, _score(parsed, good, targets, keep_going)))
+    return [lines[i] if i in lines else _error_line(label, parsed.errors[i]) for i, label in enumerate(parsed.labels)]
 
 
-def _score(good: list[Parsed], targets: LoadedTargets, keep_going: bool) -> Iterator[tuple[str, bytes]]:
-    labels = [p.label for p in good]
+def _score(parsed: Parsed, good: list[int], targets: LoadedTargets, keep_going: bool) -> list[bytes]:
     if not good:
-        return
+        return []
     try:
-        scored = score_frame(frame_from_records([p.values for p in good], targets.targets, labels), targets)
+        scored = score_frame(parsed.frame(good, targets.targets), targets)
     except InputError:
         if not keep_going:
             raise
-        yield from _score_one_by_one(good, targets)  # find which inputs the batch could not score
-        return
-    yield from zip(labels, _result_lines(scored, labels, targets))
+        return _score_one_by_one(parsed, good, targets)  # find which inputs the batch could not score
+    return result_lines(scored, [parsed.labels[i] for i in good], targets)
 
 
-def _result_lines(scored, labels: list[str], targets: LoadedTargets) -> Iterator[bytes]:
-    spec = targets.targets
-    columns = {name: scored[name].tolist() for name in scored.columns}
-    penalties = [columns[f"{t.name}.penalty"] for t in spec.targets]
-    for i, label in enumerate(labels):
-        terms = {}
-        for target in spec.targets:
-            term = {field: _number(columns[f"{target.name}.{field}"][i]) for field in TERM_FIELDS}
-            value = term["value"]
-            terms[target.name] = {"metric": target.metric, "value": value, "target": target.target,
-                                  "weight": target.weight, "ratio": term["ratio"], "loss": term["loss"],
-                                  "penalty": term["penalty"], "met": None if value is None else value <= target.target}
-        total = _penalty_total([column[i] for column in penalties])
-        yield orjson.dumps({"input": label, "schema_version": SCHEMA_VERSION, "reward": columns["reward"][i],
-                            "gate": columns["gate"][i], "penalty_total": total, "terms": terms})
-
-
-def _number(value: float) -> float | None:
-    return None if math.isnan(value) else value
-
-
-def _penalty_total(penalties: list[float]) -> float | None:
-    """Σ in target order, the scalar path's way (None when a term has no value)."""
-    total = 0.0
-    for penalty in penalties:
-        if math.isnan(penalty):
-            return None
-        total += penalty
-    return total
-
-
-def _score_one_by_one(good: list[Parsed], targets: LoadedTargets) -> Iterator[tuple[str, bytes]]:
-    for p in good:
+def _score_one_by_one(parsed: Parsed, good: list[int], targets: LoadedTargets) -> list[bytes]:
+    lines = []
+    for i in good:
+        label = parsed.labels[i]
         try:
-            result = compute_reward(metrics_from_mapping(p.values, p.label), targets)
+            result = compute_reward(metrics_from_mapping(parsed.values(i), label), targets)
         except InputError as exc:
-            yield p.label, _error_line(p.label, f"{p.label}: {exc}")
+            lines.append(_error_line(label, f"{label}: {exc}"))
             continue
-        yield p.label, scalar_line(p.label, result)
+        lines.append(scalar_line(label, result))
+    return lines
 
 
 def scalar_line(label: str, result: RewardResult) -> bytes:

@@ -113,7 +113,7 @@ def batch_command(path: Path, targets_path: Path, keep_going: bool) -> None:
     from closer.reward.batch import score_inputs
 
     lines = score_inputs(path, load_targets(targets_path), keep_going)
-    click.echo(b"".join(line + b"\n" for line in lines).decode(), nl=False)
+    click.echo((b"\n".join(lines) + b"\n").decode() if lines else "", nl=False)
 
 
 @reward_group.command("pareto")

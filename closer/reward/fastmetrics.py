@@ -16,7 +16,9 @@ regex), not per value in Python:
 
 from __future__ import annotations
 
+import operator
 import re
+from collections import Counter
 from functools import lru_cache
 from typing import Annotated
 
@@ -28,9 +30,11 @@ from closer.reward.metrics_file import MAX_MAGNITUDE, MetricValue
 # an int within 64 bits is below MAX_MAGNITUDE and MAX_INT_DIGITS; a longer one goes to the reference
 _Scalar = (Annotated[float, msgspec.Meta(ge=-MAX_MAGNITUDE, le=MAX_MAGNITUDE)]
            | Annotated[int, msgspec.Meta(ge=-2**63, le=2**63 - 1)] | str | bool | None)
-_DECODER = msgspec.json.Decoder(dict[str, _Scalar | list[_Scalar]])
+_Value = _Scalar | list[_Scalar]
+_DECODER = msgspec.json.Decoder(dict[str, _Value])
 _ENCODER = msgspec.json.Encoder()
-_NEGATIVE_EXPONENT = re.compile(rb"-0*([0-9]*)")
+# e-20 and below; one pattern per letter: a literal start is searched far faster than a class
+_TINY_EXPONENTS = tuple(re.compile(marker + rb"-0*(?:[2-9][0-9]|[1-9][0-9]{2})") for marker in (b"e", b"E"))
 _CLOCK_KEYS = frozenset(k for k, known in KNOWN_KEYS.items() if known.kind is MetricKind.CLOCKS)
 
 
@@ -52,14 +56,7 @@ def fast_values(raw: bytes) -> dict[str, MetricValue] | None:
 
 def _tiny_exponent(raw: bytes) -> bool:
     """An exponent of -20 or below anywhere (also inside a string: then the reference decides)."""
-    for marker in (b"e-", b"E-"):
-        at = raw.find(marker)
-        while at >= 0:
-            digits = _NEGATIVE_EXPONENT.match(raw, at + 1).group(1)
-            if len(digits) > 1 and int(digits) >= 20:
-                return True
-            at = raw.find(marker, at + 2)
-    return False
+    return any(pattern.search(raw) is not None for pattern in _TINY_EXPONENTS)
 
 
 @lru_cache(maxsize=256)
@@ -75,3 +72,104 @@ def _clock_details_ok(details: tuple[object, ...]) -> bool:
     except ValueError:
         return False
     return True
+
+
+class Chunk:
+    """Many records of one key set, decoded straight into msgspec Structs (no key strings or dicts
+    built per record); columns come out by attribute. `rows[i]` is None where record i is not
+    of that key set or not plain: read it alone (`fast_values`, then the reference).
+
+    The checks of `fast_values` run once over the chunk's bytes; the duplicate-key check by
+    counting colons: a record of the key set holds at least as many pairs as the set has keys,
+    so when the raw colons equal keys x records + the colons of the strings read, no record has
+    a pair more."""
+
+    def __init__(self, raws: list[bytes]):
+        self.keys: tuple[str, ...] = ()
+        self.rows: list[msgspec.Struct | None] = [None] * len(raws)
+        self.decoded: list[msgspec.Struct] = []
+        joined = b"".join(raws)
+        if not raws or b"\\" in joined or b".000000000" in joined or _tiny_exponent(joined):
+            return
+        first = _dict_or_none(raws[0])
+        if not first or not _plain_keys(tuple(first)):
+            return
+        keys = tuple(first)
+        decode = _struct_decoder(keys).decode
+        rows = [_struct_or_none(decode, raw) for raw in raws]
+        raw_colons = joined.count(b":") - sum(raw.count(b":") for raw, row in zip(raws, rows) if row is None)
+        self.keys, self.rows, self.decoded = keys, rows, [row for row in rows if row is not None]
+        if not self._clocks_ok() or not self._no_duplicate(raw_colons):
+            self.keys, self.rows, self.decoded = (), [None] * len(raws), []
+
+    def column(self, key: str) -> list:
+        """The values of `key` of the decoded rows, in order."""
+        return list(map(operator.attrgetter(_field(self.keys.index(key))), self.decoded))
+
+    def values(self, i: int) -> dict[str, MetricValue]:
+        return dict(zip(self.keys, msgspec.structs.astuple(self.rows[i])))
+
+    def _clocks_ok(self) -> bool:
+        for key in _CLOCK_KEYS.intersection(self.keys):
+            column = self.column(key)
+            if any(type(details) is not list for details in column):
+                return False
+            if not all(map(_clock_details_ok, set(map(tuple, column)))):
+                return False
+        return True
+
+    def _no_duplicate(self, raw_colons: int) -> bool:
+        """`raw_colons`: the colons of the decoded records' bytes."""
+        if raw_colons == len(self.decoded) * len(self.keys) + self._string_colons():
+            return True
+        return raw_colons == _ENCODER.encode(self.decoded).count(b":")
+
+    def _string_colons(self) -> int:
+        """Colons inside the string values of the columns whose first value is a string or a list
+        (never more than the records hold; fewer only sends the check to re-encoding)."""
+        colons = 0
+        for key, first in zip(self.keys, msgspec.structs.astuple(self.decoded[0])):
+            if type(first) not in (str, list):
+                continue
+            column = self.column(key)
+            try:
+                counts = Counter(map(tuple, column) if type(first) is list else column)
+            except TypeError:  # a list among strings, or a string among lists
+                return -1
+            colons += sum(times * _colons(value) for value, times in counts.items())
+        return colons
+
+
+def _colons(value: object) -> int:
+    if type(value) is str:
+        return value.count(":")
+    if type(value) is tuple:
+        return sum(item.count(":") for item in value if type(item) is str)
+    return 0
+
+
+def _field(i: int) -> str:
+    return f"f{i}"
+
+
+@lru_cache(maxsize=16)
+def _struct_decoder(keys: tuple[str, ...]) -> msgspec.json.Decoder:
+    """A decoder of exactly the object with `keys` (any order), each value of the fast reader's type."""
+    fields = [(_field(i), _Value) for i in range(len(keys))]
+    struct = msgspec.defstruct("MetricsRow", fields, rename=dict(zip(map(_field, range(len(keys))), keys)),
+                               forbid_unknown_fields=True)
+    return msgspec.json.Decoder(struct)
+
+
+def _struct_or_none(decode, raw: bytes) -> msgspec.Struct | None:
+    try:
+        return decode(raw)
+    except (msgspec.MsgspecError, ValueError):
+        return None
+
+
+def _dict_or_none(raw: bytes) -> dict | None:
+    try:
+        return _DECODER.decode(raw)
+    except (msgspec.MsgspecError, ValueError):
+        return None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -74,11 +74,21 @@ def frame_from_records(records: Sequence[Metrics | Mapping[str, object]], target
         rows = map(operator.itemgetter(*columns), values_of)
         data = dict(zip(columns, map(list, zip(*rows)))) if len(columns) > 1 else \
             {next(iter(columns)): list(rows)}
-        data = {key: _slack_column(key, column) for key, column in data.items()}
     else:
-        data = {key: _slack_column(key, [values.get(key, math.nan) for values in values_of]) for key in columns}
-    frame = pd.DataFrame(data, index=None if index is None else list(index))
-    return frame if data else pd.DataFrame(index=range(len(values_of)) if index is None else list(index))
+        data = {key: [values.get(key, math.nan) for values in values_of] for key in columns}
+    return _frame(data, len(values_of), index)
+
+
+def frame_from_columns(keys: Sequence[str], column: Callable[[str], list], targets: Targets,
+                       index: Sequence[str]) -> pd.DataFrame:
+    """`frame_from_records` for records of one key set (`keys`) given column by column."""
+    return _frame({key: column(key) for key in needed_keys(keys, targets)}, len(index), index)
+
+
+def _frame(data: dict[str, list], n: int, index: Sequence[str] | None) -> pd.DataFrame:
+    data = {key: _slack_column(key, column) for key, column in data.items()}
+    rows = None if index is None else list(index)
+    return pd.DataFrame(data, index=rows) if data else pd.DataFrame(index=range(n) if rows is None else rows)
 
 
 def _slack_column(key: str, column: list[object]) -> list[object]:
@@ -257,22 +267,26 @@ class _ColumnResolver:
             return np.full(n, self.spec.clock_period)
         if mk.CLOCKS_DETAILS not in self.frame.columns:
             return np.full(n, np.nan)
-        parsed: dict[object, float] = {}
-        out = np.empty(n)
-        for i, (row, details) in enumerate(self.frame[mk.CLOCKS_DETAILS].items()):
-            if not isinstance(details, (list, str)):
-                out[i] = np.nan
-                continue
-            key = tuple(details) if isinstance(details, list) else details
-            if key not in parsed:
-                try:
-                    clocks = mk.parse_clock_details(details)
-                except ValueError as exc:
-                    raise MetricsFileError(f"row {row!r}: key '{mk.CLOCKS_DETAILS}': {exc}") from None
-                if len(clocks) != 1:
-                    raise MetricsFileError(
-                        f"row {row!r}: key '{mk.CLOCKS_DETAILS}' lists {len(clocks)} clocks; set "
-                        "clock_period in the targets file")
-                parsed[key] = next(iter(clocks.values()))
-            out[i] = parsed[key]
-        return out
+        column = self.frame[mk.CLOCKS_DETAILS].tolist()
+        if set(map(type, column)) == {list}:  # every row has the list (the fast readers' case)
+            keys = list(map(tuple, column))
+        else:
+            keys = [tuple(d) if isinstance(d, list) else d if isinstance(d, str) else None for d in column]
+        first_row = dict(zip(reversed(keys), range(n - 1, -1, -1)))  # each key's first row
+        period: dict[object, float] = {None: math.nan}
+        for key in sorted(first_row, key=first_row.__getitem__):  # so an error names the first bad row
+            if key not in period:
+                period[key] = self._one_clock(key, self.frame.index[first_row[key]])
+        return np.fromiter(map(period.__getitem__, keys), dtype=np.float64, count=n)
+
+    @staticmethod
+    def _one_clock(details: tuple | str, row: object) -> float:
+        try:
+            clocks = mk.parse_clock_details(list(details) if isinstance(details, tuple) else details)
+        except ValueError as exc:
+            raise MetricsFileError(f"row {row!r}: key '{mk.CLOCKS_DETAILS}': {exc}") from None
+        if len(clocks) != 1:
+            raise MetricsFileError(
+                f"row {row!r}: key '{mk.CLOCKS_DETAILS}' lists {len(clocks)} clocks; set "
+                "clock_period in the targets file")
+        return next(iter(clocks.values()))

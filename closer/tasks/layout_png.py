@@ -13,6 +13,8 @@ LVS_BOX_UM = 3.0  # a cell's neighbourhood: LVS reports name terminals, not coor
 
 
 def drc_boxes(lyrdb: Path) -> list[tuple[float, float, float, float]]:
+    """The bounding boxes (um) of a KLayout report database's markers."""
+    import klayout.db  # noqa: F401  (binds the DBox/DPolygon values the report's items hold)
     import klayout.rdb as rdb
 
     if not lyrdb.is_file():
@@ -22,7 +24,8 @@ def drc_boxes(lyrdb: Path) -> list[tuple[float, float, float, float]]:
     boxes = []
     for item in db.each_item():
         for value in item.each_value():
-            shape = value.box() or value.polygon() or value.edge_pair()
+            shape = (value.box() if value.is_box() else value.polygon() if value.is_polygon()
+                     else value.edge_pair() if value.is_edge_pair() else value.edge() if value.is_edge() else None)
             if shape is not None:
                 b = shape.bbox()
                 boxes.append((b.left, b.bottom, b.right, b.top))

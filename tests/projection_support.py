@@ -16,12 +16,17 @@ from closer.tasks.generate import generate_suite
 from closer.tasks.paths import SuitePaths
 
 
+def low_suite(tmp_path_factory, design: str = "gcd") -> SuitePaths:
+    """The low-tier suite (A, B, C) of `design` in a new temporary folder."""
+    out = tmp_path_factory.mktemp("suite")
+    generate_suite(design, out, budgets=["low"])
+    return SuitePaths(out)
+
+
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory) -> SuitePaths:
     """The gcd low-tier suite (A, B, C), once per test file."""
-    out = tmp_path_factory.mktemp("suite")
-    generate_suite("gcd", out, budgets=["low"])
-    return SuitePaths(out)
+    return low_suite(tmp_path_factory)
 
 
 def run_baseline(suite: SuitePaths, tid: str, agent: str, out: Path) -> dict:

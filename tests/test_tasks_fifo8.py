@@ -6,20 +6,17 @@ from __future__ import annotations
 
 import json
 import tomllib
-from pathlib import Path
 
 import pytest
 
-from closer.tasks.generate import generate_suite
 from closer.tasks.models import TaskKind, load_design_tasks
 from closer.tasks.paths import SuitePaths
+from tests.projection_support import low_suite
 
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory) -> SuitePaths:
-    out = tmp_path_factory.mktemp("suite")
-    generate_suite("fifo8", out, budgets=["low"])
-    return SuitePaths(out)
+    return low_suite(tmp_path_factory, "fifo8")
 
 
 def test_calibrated_targets_are_measured_values(repo) -> None:

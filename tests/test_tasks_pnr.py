@@ -20,16 +20,14 @@ from closer.metered.run import start_run
 from closer.tasks import checks
 from closer.tasks.estimator import estimate
 from closer.tasks.evaluate import load_hidden, load_task
-from closer.tasks.generate import generate_suite
 from closer.tasks.models import Conditions, PhysicalConditions
 from closer.tasks.paths import PUBLIC_TARGETS, SuitePaths
+from tests.projection_support import low_suite
 
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory) -> SuitePaths:
-    out = tmp_path_factory.mktemp("suite")
-    generate_suite("gcd", out, budgets=["low"])
-    return SuitePaths(out)
+    return low_suite(tmp_path_factory)
 
 
 def _tools(suite: SuitePaths, tid: str) -> dict:

@@ -12,16 +12,14 @@ import pytest
 from closer.agents import resolve_agent
 from closer.errors import InputError
 from closer.paths import schema_path
-from closer.tasks.generate import generate_suite
 from closer.tasks.paths import SuitePaths
 from closer.tasks.runner import run_trials
+from tests.projection_support import low_suite
 
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory) -> SuitePaths:
-    out = tmp_path_factory.mktemp("suite")
-    generate_suite("gcd", out, budgets=["low"])
-    return SuitePaths(out)
+    return low_suite(tmp_path_factory)
 
 
 def _validate(record) -> dict:

@@ -317,3 +317,20 @@ def test_the_b_and_c_scoring_trees_of_one_rtl_are_one_flow_key(tmp_path: Path) -
                                             tmp_path / kind / "design" / task.design, {"place_seed": 7})
         digests[kind] = reuse.folder_digest(folder)
     assert digests["B"] == digests["C"]
+
+
+def test_the_environment_fingerprint_does_not_follow_the_working_directory(tmp_path: Path) -> None:
+    """A process started in a checkout (its closer.egg-info) or with it on $PYTHONPATH runs in
+    the same environment as one started elsewhere: the same fingerprint, so the same flow key."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "closer.egg-info").mkdir()
+    code = "from closer.flow.cache import environment_fingerprint as f; print(f())"
+    plain = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           cwd=Path(__file__).parent).stdout
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    moved = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           cwd=tmp_path, env=env).stdout
+    assert plain == moved and len(plain.strip()) == 16

@@ -76,17 +76,23 @@ def stat_key(path: Path) -> str:
 
 def environment_fingerprint() -> str:
     """SHA-256 (16 hex) over the installed distributions' metadata folders (names carry the
-    versions; mtimes change on reinstall) on sys.path: a pip install or upgrade changes it."""
+    versions; mtimes change on reinstall) in the interpreter's site directories: a pip install or
+    upgrade changes it. Only those directories: the working directory and $PYTHONPATH differ
+    between processes of one environment (a checkout holds its own `*.egg-info`), and a
+    fingerprint that followed them would give the same flow another cache key in each."""
+    import sysconfig
+
     digest = hashlib.sha256(sys.prefix.encode())
-    for entry in sys.path:
+    paths = sysconfig.get_paths()
+    for entry in dict.fromkeys((paths["purelib"], paths["platlib"])):
         try:
-            names = sorted(os.listdir(entry or "."))
+            names = sorted(os.listdir(entry))
         except OSError:
             continue
         for name in names:
             if name.endswith((".dist-info", ".egg-info", ".egg-link", ".pth")):
                 try:
-                    mtime = os.stat(os.path.join(entry or ".", name)).st_mtime_ns
+                    mtime = os.stat(os.path.join(entry, name)).st_mtime_ns
                 except OSError:
                     continue
                 digest.update(f"{entry}\0{name}\0{mtime}\0".encode())

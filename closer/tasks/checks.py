@@ -243,7 +243,7 @@ def run_synthesis(design_folder: Path, task: TaskConfig, out: Path, to: str = "s
     from closer.flow import reuse as flowcache
     from closer.toolchain import search_path
 
-    run = _FlowRun(design_folder, FlowPaths(out, task.design), out.parent / f"{out.name}.log",
+    run = _FlowRun(design_folder, FlowPaths(out, task.design), out.parent / f"{out.name}.log", to,
                    ["--config", task.config, "--to", to, "--backend", "classic"], timeout_s, progress)
     netlist = run.fpaths.node_dir("synth") / "outputs" / f"{task.top}.vg"
     cache = flowcache.active()
@@ -267,6 +267,7 @@ class _FlowRun:
     design_folder: Path
     fpaths: FlowPaths
     log: Path
+    to: str
     tail: list[str]  # the arguments after the design folder, without --out
     timeout_s: float
     progress: Callable[[str], None] | None = None
@@ -277,7 +278,7 @@ class _FlowRun:
         from closer.procs import Command, run
         from closer.toolchain import search_path
 
-        to = self.tail[self.tail.index("--to") + 1]
+        to = self.to
         command = Command([sys.executable, "-m", "closer", "flow", "run", str(self.design_folder), *self.tail,
                            "--out", str(self.fpaths.root)], env={"PATH": search_path()}, timeout_s=self.timeout_s)
         error = None

@@ -168,12 +168,12 @@ def die_with(parent: int) -> None:
         os._exit(137)
 
 
-def worker_pool(jobs: int) -> ProcessPoolExecutor:
-    """A pool of `jobs` forked workers that die with this process (by SIGTERM or SIGKILL too), and
-    with them the commands they run: a pool's workers otherwise outlive a killed parent. The
-    workers are forked by the first submit, so the thread that calls it must outlive them
-    (PR_SET_PDEATHSIG follows the forking thread)."""
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
+def worker_pool(jobs: int, start_method: str = "fork") -> ProcessPoolExecutor:
+    """A pool of `jobs` workers (forked, or "spawn"ed fresh interpreters) that die with this
+    process (by SIGTERM or SIGKILL too), and with them the commands they run: a pool's workers
+    otherwise outlive a killed parent. The workers are started by the first submit, so the thread
+    that calls it must outlive them (PR_SET_PDEATHSIG follows the starting thread)."""
+    return ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=multiprocessing.get_context(start_method),
                                initializer=die_with, initargs=(os.getpid(),))
 
 

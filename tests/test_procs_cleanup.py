@@ -128,16 +128,18 @@ POOL_RUNNER = textwrap.dedent("""
     sys.path.insert(0, {root!r})
     from pathlib import Path
     from closer.procs import Command, run, worker_pool
-    pool = worker_pool(2)
+    pool = worker_pool(2, {start!r})
     for n in range(2):
         pool.submit(run, Command(["sleep", "120"]), Path({log!r} + str(n)))
     time.sleep(600)
 """)
 
 
+@pytest.mark.parametrize("start", ["fork", "spawn"])
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
-def test_a_worker_pool_dies_with_its_starter(tmp_path: Path, signum: int):
-    parent = subprocess.Popen([sys.executable, "-c", POOL_RUNNER.format(root=str(ROOT), log=str(tmp_path / "log"))])
+def test_a_worker_pool_dies_with_its_starter(tmp_path: Path, signum: int, start: str):
+    parent = subprocess.Popen([sys.executable, "-c", POOL_RUNNER.format(root=str(ROOT), log=str(tmp_path / "log"),
+                                                                      start=start)])
     _wait_for(lambda: len([p for p in _descendants(parent.pid) if p.name() == "sleep"]) == 2,
               what="both workers' commands")
     everything = _descendants(parent.pid)

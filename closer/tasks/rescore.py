@@ -15,11 +15,10 @@ folder (schema: closer/schemas/trajectory-rescore.schema.json); record.json is n
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 import shutil
 import tempfile
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,6 +31,7 @@ from closer.budget import ToolClass
 from closer.errors import InputError
 from closer.metered.paths import WorkspacePaths
 from closer.metered.snapshot import load_snapshot, restore_snapshot
+from closer.procs import worker_pool
 from closer.flow import reuse as flow_reuse
 from closer.tasks.estimator import full_gate_tools
 from closer.tasks.evaluate import EvaluationRecord, build_tree, load_task
@@ -239,8 +239,7 @@ def _evaluate_all(jobs_list: list[SnapshotJob], records: list[TrajectoryRecord],
     if not jobs_list:
         return
     seqs = {j.digest: [r.seq for r in records if r.surface_digest == j.digest] for j in jobs_list}
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=ctx) as pool:
+    with worker_pool(jobs, "spawn") as pool:
         futures = {}
         for job in jobs_list:
             progress(f"  snapshot {job.digest[:12]} (calls {', '.join(map(str, seqs[job.digest]))}): evaluating")

@@ -256,6 +256,9 @@ def test_antenna_repair_inserts_diodes_until_clean(counter_run, tmp_path):
     assert m["detailedroute__antenna__violating__nets"] == 0 and m["detailedroute__antenna_diodes_count"] >= 1
     before = json.loads((tmp_path / "tight" / "antenna" / "before_round1.json").read_text())  # kept, not overwritten
     assert before["violating_nets"][:50] == m["closer__antenna__violating_net_names_before_repair"]
+    # each reroute's repair has its own record folder: the first one's is not overwritten
+    repairs = sorted(p.parent.name for p in (tmp_path / "tight" / "route").glob("repair*/repair.json"))
+    assert repairs == ["repair"] + [f"repair-{k}" for k in range(2, m["closer__antenna__repair_rounds"] + 2)]
     assert m["closer__antenna__worst_margin_before_repair"] > 1.0 >= m["closer__signoff__antenna__worst_margin"]
     assert m["closer__signoff__lvs__clean"] is True and m["closer__route__unrouted_nets"] == 0
     assert m["closer__signoff__official_drc__errors"] == 0 and m["detailedroute__route__drc_errors"] == 0

@@ -350,7 +350,9 @@ class Repair(Step):
 
         first = repair.Candidate(r.routed_def, r.rc_file, list(r.failed), ctx.paths.final_def, ctx.paths.gds,
                                  ctx.drc_result, ctx.lvs_result, shorts_located(ctx.paths.final_def, ctx.lvs_result))
-        work = ctx.paths.route_dir / "repair"
+        # a repair after a later reroute (antenna diodes, setup sizing) keeps the earlier records
+        earlier = sum(1 for s in ctx.steps if s["step"] == self.id)
+        work = ctx.paths.route_dir / ("repair" if not earlier else f"repair-{earlier + 1}")
         cfg = ctx.config
 
         repair_end = time.monotonic() + cfg.repair.max_wall_s

@@ -8,7 +8,7 @@ the shared machine's load hits both alike:
 * `closer-tool status` on a started standalone workspace, median of N, against 50 ms; beside it
   `python -c pass` (the interpreter's own start) and the brokered status (the thin client). Both
   twice: through pip's console script (with site) and through the launcher that scripts/
-  bootstrap.sh installs in its place (closer.launchers.closer_tool: `python -SI`, the cached
+  bootstrap.sh installs in its place (closer.launchers.nosite: `python -SI`, the cached
   status with the standard library), written here into the bench's temporary folder, beside
   `python -SI -c pass`.
 * `closer-tool sim` minus the same simulator commands run bare (iverilog + vvp, in the same
@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from closer import __version__  # noqa: E402
-from closer.launchers.closer_tool import write_launcher  # noqa: E402
+from closer.launchers.nosite import write_launcher  # noqa: E402
 from closer.metered.broker import Broker  # noqa: E402
 from closer.metered.paths import WorkspacePaths  # noqa: E402
 from tests.metered_helpers import make_workspace, tool_config  # noqa: E402

@@ -1,9 +1,11 @@
 """`closer --help` lists the commands from the table in closer.cli without importing their modules;
-the table cannot drift from the real commands, and `closer CMD --help` is still the full help."""
+the table cannot drift from the real commands, and `closer CMD --help` is still the full help. The `closer` launcher
+(closer.launchers.nosite, `python -SI` over closer.quickcli) prints the same without site."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,7 @@ import click
 from click.testing import CliRunner
 
 from closer.cli import COMMANDS, _load, cli
+from closer.launchers.nosite import write_launcher
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,3 +63,44 @@ def test_a_command_help_is_still_its_full_help():
     assert "summarize" in result.output and "replay" in result.output
     unknown = CliRunner().invoke(cli, ["no-such-command"], prog_name="closer")
     assert unknown.exit_code == 2 and "No such command" in unknown.output
+
+
+NO_SITE_LISTING = """
+import json, sys
+sys.path[:0] = [{root!r}]
+sys.argv = ["closer", "--help"]
+from closer.quickcli import main
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+sys.stdout.flush()
+print(json.dumps({{"code": code, "modules": sorted(sys.modules)}}), file=sys.stderr)
+"""
+
+
+def _closer(argv: list[str], command: list[str]) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run([*command, *argv], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env=env | {"COLUMNS": "100"})
+
+
+def test_the_launcher_lists_without_site_and_hands_the_rest_to_the_full_command(tmp_path):
+    launcher = str(write_launcher(tmp_path / "closer", sys.executable, ROOT, command="closer"))
+    full = [sys.executable, "-m", "closer"]
+    for argv in (["--help"], ["--version"], [], ["trajectory", "--help"], ["no-such-command"]):
+        fast, slow = _closer(argv, [launcher]), _closer(argv, full)
+        assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout, slow.stderr), argv
+    probe = subprocess.run([sys.executable, "-SI", "-c", NO_SITE_LISTING.format(root=str(ROOT))],
+                           capture_output=True, text=True, timeout=60)
+    report = json.loads(probe.stderr.splitlines()[-1])
+    assert report["code"] == 0 and "Commands:" in probe.stdout
+    commands = {spec.split(":")[0] for spec, _ in COMMANDS.values()}
+    assert not ({"site", "pydantic"} | commands) & set(report["modules"])
+
+
+def test_the_launcher_without_its_package_fails_rather_than_running_another(tmp_path):
+    launcher = str(write_launcher(tmp_path / "closer", sys.executable, tmp_path / "no-such-checkout",
+                                  command="closer"))
+    lost = _closer(["--help"], [launcher])
+    assert lost.returncode != 0 and "closer" in lost.stderr

@@ -28,11 +28,36 @@ def launcher_text(python: str, package_root: Path = PACKAGE_ROOT, command: str =
     """-SI is one shebang argument (Linux passes the rest of the line as one): no site, isolated.
     Isolated ignores $PYTHONPATH, so the launcher puts it first itself, as Python would: inside a
     sandbox it names the bound package (closer.sandbox.agent), which may not be the checkout
-    written in here; that one comes last, where site's editable finder would."""
+    written in here; that one comes last, where site's editable finder would. `closer`'s
+    launcher carries its listing (closer.quickcli)."""
+    argument = repr(command_listing(package_root)) if command == "closer" else ""
     return (f"#!{python} -SI\nimport os, sys\n"
             "sys.path[:0] = [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]"
             f" + [{str(package_root)!r}]\n"
-            f"from {ENTRIES[command]} import main\nmain()\n")
+            f"from {ENTRIES[command]} import main\nmain({argument})\n")
+
+
+def command_listing(package_root: Path) -> dict | None:
+    """What click prints for `closer --help` at each width and for `closer --version`, with the
+    key they hold for (closer.quickcli.listing_key over `package_root`'s files); None when there
+    is no package there (the launcher then always asks click)."""
+    import click
+    from click.testing import CliRunner
+
+    from closer.cli import COMMANDS, cli
+    from closer.quickcli import HELP_WIDTHS, listing_key, site_packages
+
+    specs = [spec for spec, _ in COMMANDS.values()]
+    try:
+        key = listing_key(str(package_root / "closer"), specs, site_packages())
+    except OSError:
+        return None
+    helps = {}
+    for width in HELP_WIDTHS:
+        with click.Context(cli, info_name="closer", terminal_width=width) as ctx:
+            helps[str(width)] = cli.get_help(ctx) + "\n"
+    return {"key": key, "specs": specs,
+            "help": helps, "version": CliRunner().invoke(cli, ["--version"], prog_name="closer").output}
 
 
 def write_launcher(dest: Path, python: str, package_root: Path = PACKAGE_ROOT, command: str = "closer-tool") -> Path:

@@ -12,8 +12,13 @@ the shared machine's load hits both alike:
   status with the standard library), written here into the bench's temporary folder, beside
   `python -SI -c pass`.
 * `closer-tool sim` minus the same simulator commands run bare (iverilog + vvp, in the same
-  tree), median of N each, against +50 ms; standalone and through the broker.
-* `closer --help` against 100 ms, beside `python -c pass`.
+  tree), median of N each, against +50 ms; standalone and through the broker, the brokered call
+  also through the launcher (the client as an agent's sandbox runs it).
+* `closer --help` against 100 ms, beside `python -c pass`: pip's console script, and the launcher
+  bootstrap.sh writes for `closer` (the listing it carries, without click) beside `python -SI -c pass`.
+
+First the checkout's bytecode is compiled, as scripts/bootstrap.sh does (this machine's
+environment sets PYTHONDONTWRITEBYTECODE: without it every process compiles what it imports).
 
 The child processes run the checkout this script is in (PYTHONPATH). Results go to
 docs/perf-metered.json and docs/perf-metered.md, with the load average and versions.
@@ -116,6 +121,7 @@ def measure(runs: int, work: Path) -> dict:
     via_broker = child_env(CLOSER_BROKER=str(socket_path))
     python_pass = lambda: timed([PYTHON, "-c", "pass"])  # noqa: E731
     launcher = str(write_launcher(work / "closer-tool", PYTHON))
+    closer_launcher = str(write_launcher(work / "closer", PYTHON, command="closer"))
     try:
         status = interleaved(runs, {
             "python -c pass": python_pass,
@@ -131,10 +137,13 @@ def measure(runs: int, work: Path) -> dict:
             "closer-tool sim": lambda: timed([CLOSER_TOOL, "sim"], cwd=ws.root),
             "closer-tool sim (brokered)": lambda: timed([CLOSER_TOOL, "sim"], cwd=brokered_ws.root,
                                                         env=via_broker),
+            "launcher sim (brokered)": lambda: timed([launcher, "sim"], cwd=brokered_ws.root, env=via_broker),
         })
         helps = interleaved(runs, {
             "python -c pass": python_pass,
             "closer --help": lambda: timed([CLOSER, "--help"]),
+            "python -SI -c pass": lambda: timed([PYTHON, "-SI", "-c", "pass"]),
+            "launcher --help": lambda: timed([closer_launcher, "--help"]),
         })
     finally:
         broker.stop(wait_s=60)
@@ -160,7 +169,11 @@ def rows(samples: dict) -> list[dict]:
         ("closer-tool sim over bare", ("sim", "closer-tool sim"), GOALS_MS["sim_overhead"], bare, True),
         ("closer-tool sim (brokered) over bare", ("sim", "closer-tool sim (brokered)"), GOALS_MS["sim_overhead"],
          bare, True),
+        ("closer-tool sim, launcher (brokered) over bare", ("sim", "launcher sim (brokered)"),
+         GOALS_MS["sim_overhead"], bare, True),
         ("closer --help", ("help", "closer --help"), GOALS_MS["help"], ("help", "python -c pass"), False),
+        ("closer --help, launcher", ("help", "launcher --help"), GOALS_MS["help"], ("help", "python -SI -c pass"),
+         False),
     ]
     out = []
     for name, (group, case), goal, (ref_group, ref_case), over in measured:
@@ -234,6 +247,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--out", type=Path, default=ROOT / "docs", help="folder for perf-metered.json/.md")
     args = parser.parse_args()
+    subprocess.run([PYTHON, "-m", "compileall", "-q", "-j", "0", str(ROOT / "closer")], check=True,
+                   stdout=subprocess.DEVNULL)
     load_before = os.getloadavg()
     work = Path(tempfile.mkdtemp(prefix="metered-overhead-"))
     try:

@@ -100,6 +100,7 @@ RUNNER = textwrap.dedent("""
     if {kill_watchdog!r}:  # a watchdog that died is replaced by the next command's
         run(Command(["true"]), Path({log!r}))
         procs.WATCHDOG._proc.kill()
+        procs.WATCHDOG._proc.wait()  # gone before the next command tells it (as a dead one would be)
     run(Command(["sh", "-c", "sleep 120 & sleep 120 & wait"]), Path({log!r}))
 """)
 

@@ -116,11 +116,19 @@ _ARMED_EXEC: list[list[str] | None] = []
 
 
 def _armed_exec() -> list[str] | None:
-    """The argv prefix that arms PR_SET_PDEATHSIG and execs the command, None without setpriv."""
+    """The argv prefix that arms PR_SET_PDEATHSIG and execs the command; None without a setpriv
+    that has --pdeathsig (util-linux 2.33 and later: tried once per process)."""
     if not _ARMED_EXEC:
         setpriv, sh = shutil.which("setpriv"), shutil.which("sh")
-        _ARMED_EXEC.append([setpriv, "--pdeathsig", "KILL", "--", sh, "-c", _ARM, "closer-spawn"]
-                           if setpriv and sh else None)
+        prefix = [setpriv, "--pdeathsig", "KILL", "--", sh, "-c", _ARM, "closer-spawn"] if setpriv and sh else None
+        if prefix is not None:
+            try:
+                tried = subprocess.run([*prefix, str(os.getpid()), "true"], stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+                prefix = prefix if tried.returncode == 0 else None
+            except (OSError, subprocess.TimeoutExpired):
+                prefix = None
+        _ARMED_EXEC.append(prefix)
     return _ARMED_EXEC[0]
 
 

@@ -218,3 +218,15 @@ def test_a_missing_or_unexecutable_program_is_reported_as_exec_would(tmp_path: P
         run(Command(["./tool.sh"], cwd=tmp_path), tmp_path / "log")
     script.chmod(0o755)
     assert run(Command(["./tool.sh"], cwd=tmp_path), tmp_path / "log").ok
+
+
+def test_a_setpriv_without_pdeathsig_falls_back_to_the_forked_start(tmp_path: Path, monkeypatch):
+    old = tmp_path / "setpriv"
+    old.write_text("#!/bin/sh\necho \"setpriv: unrecognized option '$1'\" >&2\nexit 1\n")
+    old.chmod(0o755)
+    real_which = procs.shutil.which
+    monkeypatch.setattr(procs.shutil, "which", lambda name, *a, **k: str(old) if name == "setpriv" else real_which(name, *a, **k))
+    monkeypatch.setattr(procs, "_ARMED_EXEC", [])
+    assert procs._armed_exec() is None
+    done = run(Command(["sh", "-c", "exit 4"]), tmp_path / "log", check=False)
+    assert done.returncode == 4

@@ -8,12 +8,17 @@ the shared machine's load hits both alike:
 * `closer-tool status` on a started standalone workspace, median of N, against 50 ms; beside it
   `python -c pass` (the interpreter's own start) and the brokered status (the thin client). Both
   twice: through pip's console script (with site) and through the launcher that scripts/
-  bootstrap.sh installs in its place (closer.launchers.closer_tool: `python -SI`, the cached
+  bootstrap.sh installs in its place (closer.launchers.nosite: `python -SI`, the cached
   status with the standard library), written here into the bench's temporary folder, beside
   `python -SI -c pass`.
 * `closer-tool sim` minus the same simulator commands run bare (iverilog + vvp, in the same
-  tree), median of N each, against +50 ms; standalone and through the broker.
-* `closer --help` against 100 ms, beside `python -c pass`.
+  tree), median of N each, against +50 ms; standalone and through the broker, the brokered call
+  also through the launcher (the client as an agent's sandbox runs it).
+* `closer --help` against 100 ms, beside `python -c pass`: pip's console script, and the launcher
+  bootstrap.sh writes for `closer` (the listing it carries, without click) beside `python -SI -c pass`.
+
+First the checkout's bytecode is compiled, as scripts/bootstrap.sh does (this machine's
+environment sets PYTHONDONTWRITEBYTECODE: without it every process compiles what it imports).
 
 The child processes run the checkout this script is in (PYTHONPATH). Results go to
 docs/perf-metered.json and docs/perf-metered.md, with the load average and versions.
@@ -41,7 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from closer import __version__  # noqa: E402
-from closer.launchers.closer_tool import write_launcher  # noqa: E402
+from closer.launchers.nosite import write_launcher  # noqa: E402
 from closer.metered.broker import Broker  # noqa: E402
 from closer.metered.paths import WorkspacePaths  # noqa: E402
 from tests.metered_helpers import make_workspace, tool_config  # noqa: E402
@@ -61,17 +66,22 @@ def child_env(**extra: str) -> dict[str, str]:
 Sample = tuple[float, float]  # (wall ms, CPU ms of the child processes)
 
 
+def _cpu_s() -> float:
+    """This process's CPU time (its broker thread serves the brokered calls) and its children's."""
+    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_CHILDREN),
+                                                  resource.getrusage(resource.RUSAGE_SELF)))
+
+
 def timed(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> Sample:
     """One run; a failing command stops the bench (nothing is measured wrong)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = _cpu_s()
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=cwd, env=env or child_env(), stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT)
     wall_ms = (time.perf_counter() - start) * 1000
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_ms = (_cpu_s() - before) * 1000
     if done.returncode != 0:
         sys.exit(f"bench: {' '.join(argv)} exited {done.returncode}:\n{done.stdout.decode(errors='replace')}")
-    cpu_ms = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
     return wall_ms, cpu_ms
 
 
@@ -116,6 +126,7 @@ def measure(runs: int, work: Path) -> dict:
     via_broker = child_env(CLOSER_BROKER=str(socket_path))
     python_pass = lambda: timed([PYTHON, "-c", "pass"])  # noqa: E731
     launcher = str(write_launcher(work / "closer-tool", PYTHON))
+    closer_launcher = str(write_launcher(work / "closer", PYTHON, command="closer"))
     try:
         status = interleaved(runs, {
             "python -c pass": python_pass,
@@ -131,10 +142,13 @@ def measure(runs: int, work: Path) -> dict:
             "closer-tool sim": lambda: timed([CLOSER_TOOL, "sim"], cwd=ws.root),
             "closer-tool sim (brokered)": lambda: timed([CLOSER_TOOL, "sim"], cwd=brokered_ws.root,
                                                         env=via_broker),
+            "launcher sim (brokered)": lambda: timed([launcher, "sim"], cwd=brokered_ws.root, env=via_broker),
         })
         helps = interleaved(runs, {
             "python -c pass": python_pass,
             "closer --help": lambda: timed([CLOSER, "--help"]),
+            "python -SI -c pass": lambda: timed([PYTHON, "-SI", "-c", "pass"]),
+            "launcher --help": lambda: timed([closer_launcher, "--help"]),
         })
     finally:
         broker.stop(wait_s=60)
@@ -142,8 +156,9 @@ def measure(runs: int, work: Path) -> dict:
 
 
 def rows(samples: dict) -> list[dict]:
-    """Each row by wall time (the goal's measure) and by the children's CPU time (what the load
-    inflates least: on a machine busier than its CPUs, wall time is mostly waiting)."""
+    """Each row by wall time (the goal's measure) and by CPU time, the children's and the bench
+    process's own (what the load inflates least: on a machine busier than its CPUs, wall time is
+    mostly waiting; the brokered calls are served by a thread of this process)."""
     med = {group: {name: statistics.median(wall for wall, _ in v) for name, v in cases.items()}
            for group, cases in samples.items()}
     cpu = {group: {name: statistics.median(c for _, c in v) for name, v in cases.items()}
@@ -160,7 +175,11 @@ def rows(samples: dict) -> list[dict]:
         ("closer-tool sim over bare", ("sim", "closer-tool sim"), GOALS_MS["sim_overhead"], bare, True),
         ("closer-tool sim (brokered) over bare", ("sim", "closer-tool sim (brokered)"), GOALS_MS["sim_overhead"],
          bare, True),
+        ("closer-tool sim, launcher (brokered) over bare", ("sim", "launcher sim (brokered)"),
+         GOALS_MS["sim_overhead"], bare, True),
         ("closer --help", ("help", "closer --help"), GOALS_MS["help"], ("help", "python -c pass"), False),
+        ("closer --help, launcher", ("help", "launcher --help"), GOALS_MS["help"], ("help", "python -SI -c pass"),
+         False),
     ]
     out = []
     for name, (group, case), goal, (ref_group, ref_case), over in measured:
@@ -212,7 +231,8 @@ def markdown(result: dict) -> str:
         lines.append(f"| {r['row']} | {r['measured_ms']} ms | {r['goal_ms']:g} ms | {r['ratio_to_goal']} | "
                      f"{'yes' if r['meets_goal'] else 'no'} | {r['cpu_ms']} ms | {r['cpu_ratio_to_goal']} | "
                      f"{r['reference']}: {r['reference_ms']} ms, {r['reference_cpu_ms']} ms |")
-    lines += ["", "All samples (ms): wall median / min / max, and the children's CPU time (median).", "",
+    lines += ["", "All samples (ms): wall median / min / max, and the CPU time (median) of the children and of "
+              "the bench process (whose broker thread serves the brokered calls).", "",
               "| case | median | min | max | CPU |", "|---|---:|---:|---:|---:|"]
     for cases in result["samples"].values():
         for name, s in cases.items():
@@ -234,6 +254,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--out", type=Path, default=ROOT / "docs", help="folder for perf-metered.json/.md")
     args = parser.parse_args()
+    subprocess.run([PYTHON, "-m", "compileall", "-q", "-j", "0", str(ROOT / "closer")], check=True,
+                   stdout=subprocess.DEVNULL)
     load_before = os.getloadavg()
     work = Path(tempfile.mkdtemp(prefix="metered-overhead-"))
     try:

@@ -16,6 +16,7 @@ import click
 
 from closer import __version__
 from closer.errors import CloserError
+from closer.quickcli import installed
 
 # command name -> ("module:attribute" of a click command or group, its short help as listed)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -56,8 +57,7 @@ def _load(spec: str) -> click.Command | None:
 
 def _installed(spec: str) -> bool:
     """The command's module is there (a file check: listing imports nothing)."""
-    relative = Path(*spec.split(":")[0].split(".")[1:])
-    return (PACKAGE_DIR / relative).with_suffix(".py").is_file() or (PACKAGE_DIR / relative / "__init__.py").is_file()
+    return installed(str(PACKAGE_DIR), spec)
 
 
 class LazyGroup(click.Group):

@@ -2,22 +2,31 @@
 
 Commands are data (`Command`); `run` executes one, writes its combined output to a log file, and
 measures wall time and the child's peak resident memory (from `wait4`, so it is that process
-tree's own figure, not the maximum over every child this Python process ever had).
+tree's own figure, not the maximum over every child this Python process ever had; its floor is
+this process's resident size, the image a child starts from).
 
 No process outlives its reason to run. Each command runs in a process group of its own, which is
 killed (SIGKILL to the group) when the command runs past its timeout, and also when the process
-that started it dies, even by SIGKILL: the child is started with PR_SET_PDEATHSIG, and a
-watchdog (`sh`, in a session of its own) waits on a pipe only this process holds open and kills
-the group when the pipe closes without being told the command finished.
+that started it dies, even by SIGKILL: the child gets PR_SET_PDEATHSIG, and this process's
+watchdog (one `sh`, in a session of its own, started with the first command) reads the groups
+running now from a pipe only this process holds open and kills them when the pipe closes.
+
+The child is started with vfork (no Python code runs in it: a fork of a large interpreter costs
+tens of ms a command here) through `setpriv --pdeathsig KILL` and an `sh` that checks the parent
+is still the one that started it (the signal is armed first, so a parent that dies at any moment
+is caught) and execs the command. Without setpriv it is forked with a preexec function that does
+the same (`die_with`).
 """
 
 from __future__ import annotations
 
 import ctypes
+import errno
 import multiprocessing
 import os
 import select
 import shlex
+import shutil
 import signal
 import subprocess
 import threading
@@ -71,13 +80,10 @@ def run(command: Command, log: Path, check: bool = True) -> Completed:
         out.write(f"$ {command.shell_line()}\n".encode())
         out.flush()
         try:
-            proc = subprocess.Popen(
-                command.argv, cwd=command.cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=_die_with_parent(),
-            )
+            proc = _start(command, env, out)
         except FileNotFoundError as exc:
             raise ToolMissing(f"{command.argv[0]}: not found on PATH ({exc})") from exc
-        with GroupWatchdog(proc.pid):
+        with watched(proc.pid):
             status, rusage = _wait(proc, start, command.timeout_s)
     wall = time.monotonic() - start
     if status is None:
@@ -90,6 +96,53 @@ def run(command: Command, log: Path, check: bool = True) -> Completed:
             f"{command.argv[0]} exited with {status}; log: {log}\n{result.log_tail()}"
         )
     return result
+
+
+def _start(command: Command, env: dict[str, str], out) -> subprocess.Popen:
+    """The command in a new session, dying with this process (see the module's docstring)."""
+    options = dict(cwd=command.cwd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                   start_new_session=True)
+    wrapper = _armed_exec()
+    if wrapper is None:
+        return subprocess.Popen(command.argv, preexec_fn=_die_with_parent(), **options)
+    _check_executable(command.argv[0], env, command.cwd)  # the errors Popen would raise for it
+    return subprocess.Popen([*wrapper, str(os.getpid()), *command.argv], **options)
+
+
+# sh: exit unless this process's parent is still the starter ($1, checked after setpriv armed the
+# signal), then become the command
+_ARM = 'p=$1; shift; [ "$PPID" = "$p" ] || exit 137; exec "$@"'
+_ARMED_EXEC: list[list[str] | None] = []
+
+
+def _armed_exec() -> list[str] | None:
+    """The argv prefix that arms PR_SET_PDEATHSIG and execs the command; None without a setpriv
+    that has --pdeathsig (util-linux 2.33 and later: tried once per process)."""
+    if not _ARMED_EXEC:
+        setpriv, sh = shutil.which("setpriv"), shutil.which("sh")
+        prefix = [setpriv, "--pdeathsig", "KILL", "--", sh, "-c", _ARM, "closer-spawn"] if setpriv and sh else None
+        if prefix is not None:
+            try:
+                tried = subprocess.run([*prefix, str(os.getpid()), "true"], stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+                prefix = prefix if tried.returncode == 0 else None
+            except (OSError, subprocess.TimeoutExpired):
+                prefix = None
+        _ARMED_EXEC.append(prefix)
+    return _ARMED_EXEC[0]
+
+
+def _check_executable(program: str, env: dict[str, str], cwd: Path | None) -> None:
+    """FileNotFoundError / PermissionError as exec would give them (the wrapper's exec hides them)."""
+    if os.sep in program:
+        candidates = [program if cwd is None else os.path.join(cwd, program)]
+    else:
+        candidates = [os.path.join(folder, program) for folder in os.get_exec_path(env)]
+    found = [path for path in candidates if os.path.isfile(path)]
+    if not found:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+    if not any(os.access(path, os.X_OK) for path in found):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
 
 
 def _wait(proc: subprocess.Popen, start: float, timeout_s: float | None):
@@ -177,35 +230,87 @@ def worker_pool(jobs: int, start_method: str = "fork") -> ProcessPoolExecutor:
                                initializer=die_with, initargs=(os.getpid(),))
 
 
-# reads until EOF (this process closed or died), then kills the group unless told "done"
-_WATCHDOG = 'read -r word; [ "$word" = done ] || kill -s KILL -- "-$1" 2>/dev/null; exit 0'
+# one line per change ("add PGID", "del PGID"); at EOF (this process closed or died) it kills the
+# groups still listed. Builtins only: nothing forks while it keeps the list.
+_WATCHDOG = """
+groups=
+while read -r op pgid; do
+  case $op in
+    add) groups="$groups $pgid" ;;
+    del) kept=; for g in $groups; do [ "$g" = "$pgid" ] || kept="$kept $g"; done; groups=$kept ;;
+  esac
+done
+for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done
+exit 0
+"""
 
 
-class GroupWatchdog:
-    """Kills process group `pgid` if this process dies while the group runs."""
+class Watchdog:
+    """This process's watchdog: kills the process groups it was told of if this process dies
+    while they run. One per process (a forked child starts its own); one that was killed is
+    replaced and told the groups running now."""
 
-    def __init__(self, pgid: int):
-        self.pgid = pgid
-        self._proc: subprocess.Popen | None = None
+    def __init__(self) -> None:
+        self._owner = -1  # the pid that started it
         self._write = -1
+        self._proc: subprocess.Popen | None = None
+        self._groups: set[int] = set()
+        self._lock = threading.Lock()
 
-    def __enter__(self) -> GroupWatchdog:
+    def tell(self, op: str, pgid: int) -> None:
+        with self._lock:
+            if self._owner != os.getpid():
+                self._adopt()
+            (self._groups.add if op == "add" else self._groups.discard)(pgid)
+            if self._proc is None or self._proc.poll() is not None or not self._send(f"{op} {pgid}\n"):
+                self._replace()
+
+    def _adopt(self) -> None:
+        """In a forked child the parent's pipe and groups are not this process's."""
+        if self._write >= 0:
+            os.close(self._write)
+        self._write, self._proc, self._groups = -1, None, set()
+        self._owner = os.getpid()
+
+    def _send(self, text: str) -> bool:
+        try:
+            os.write(self._write, text.encode())
+            return True
+        except OSError:
+            return False
+
+    def _replace(self) -> None:
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.wait()
+        if self._write >= 0:
+            os.close(self._write)
         read, self._write = os.pipe()
         try:
-            self._proc = subprocess.Popen(["sh", "-c", _WATCHDOG, "closer-watchdog", str(self.pgid)],
-                                          stdin=read, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            self._proc = subprocess.Popen(["sh", "-c", _WATCHDOG, "closer-watchdog"], stdin=read,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                           start_new_session=True)
         except OSError:
-            self._proc = None  # no sh: PR_SET_PDEATHSIG still ends the command itself
+            self._proc = None  # no sh: PR_SET_PDEATHSIG still ends the commands themselves
         finally:
             os.close(read)
+        if self._proc is not None:
+            self._send("".join(f"add {pgid}\n" for pgid in sorted(self._groups)))
+
+
+WATCHDOG = Watchdog()
+
+
+class watched:
+    """Process group `pgid` is killed if this process dies while the block runs."""
+
+    def __init__(self, pgid: int, watchdog: Watchdog = WATCHDOG):
+        self.pgid = pgid
+        self.watchdog = watchdog
+
+    def __enter__(self) -> watched:
+        self.watchdog.tell("add", self.pgid)
         return self
 
     def __exit__(self, *exc) -> None:
-        try:
-            os.write(self._write, b"done\n")
-        except OSError:
-            pass
-        os.close(self._write)
-        if self._proc is not None:
-            self._proc.wait()
+        self.watchdog.tell("del", self.pgid)

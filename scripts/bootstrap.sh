@@ -52,9 +52,12 @@ fi
 # files are skipped, so this is quick on a second run).
 "$VENV/bin/python" -m compileall -q -j 0 closer >/dev/null
 
-# `closer-tool` as a launcher that starts Python without site (`-SI`: a cached status in a few ms
-# instead of the console script's 60-70 ms of site), written over pip's console script each time.
-"$VENV/bin/python" -m closer.launchers.closer_tool "$VENV/bin/closer-tool" >/dev/null
+# `closer-tool` and `closer` as launchers that start Python without site (`-SI`: a cached status or
+# the command listing without the console scripts' 50-70 ms of site), written over pip's console
+# scripts each time (closer.launchers.nosite).
+for command in closer-tool closer; do
+  "$VENV/bin/python" -m closer.launchers.nosite "$command" "$VENV/bin/$command" >/dev/null
+done
 
 # qrouter 1.4.88 with our patches (closer/physical/route/patches/qrouter-*.patch) for the classic backend;
 # Debian bookworm packages only 1.4.71. Fast when already built.

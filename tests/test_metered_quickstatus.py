@@ -14,7 +14,7 @@ from tests.metered_helpers import closer_tool
 from tests.test_metered_status_cache import ws  # noqa: F401  (the workspace after one real sim call)
 
 from closer.budget import ToolClass
-from closer.launchers.closer_tool import PACKAGE_ROOT, write_launcher
+from closer.launchers.nosite import PACKAGE_ROOT, write_launcher
 from closer.metered import quickstatus
 from closer.metered.paths import WorkspacePaths
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from closer.errors import ToolTimeout
+from closer import procs
+from closer.errors import ToolMissing, ToolTimeout
 from closer.procs import Command, run
 from tests.conftest import require_tool
 from tests.metered_helpers import make_workspace, tool_config
@@ -28,6 +29,14 @@ def _descendants(pid: int) -> list[psutil.Process]:
         return psutil.Process(pid).children(recursive=True)
     except psutil.NoSuchProcess:
         return []
+
+
+def _name(proc: psutil.Process) -> str:
+    """Its name, "" once it has gone (short-lived processes end between listing and asking)."""
+    try:
+        return proc.name()
+    except psutil.NoSuchProcess:
+        return ""
 
 
 def _wait_for(predicate, timeout_s: float = 30.0, what: str = "condition"):
@@ -86,17 +95,24 @@ RUNNER = textwrap.dedent("""
     import sys
     from pathlib import Path
     sys.path.insert(0, {root!r})
+    from closer import procs
     from closer.procs import Command, run
+    if {kill_watchdog!r}:  # a watchdog that died is replaced by the next command's
+        run(Command(["true"]), Path({log!r}))
+        procs.WATCHDOG._proc.kill()
+        procs.WATCHDOG._proc.wait()  # gone before the next command tells it (as a dead one would be)
     run(Command(["sh", "-c", "sleep 120 & sleep 120 & wait"]), Path({log!r}))
 """)
 
 
-def test_sigkill_of_the_starter_kills_its_commands(tmp_path: Path):
-    parent = subprocess.Popen([sys.executable, "-c", RUNNER.format(root=str(ROOT), log=str(tmp_path / "log"))])
-    tools = _wait_for(lambda: [p for p in _descendants(parent.pid) if p.name() == "sleep"][:2] or None,
+@pytest.mark.parametrize("kill_watchdog", [False, True])
+def test_sigkill_of_the_starter_kills_its_commands(tmp_path: Path, kill_watchdog: bool):
+    runner = RUNNER.format(root=str(ROOT), log=str(tmp_path / "log"), kill_watchdog=kill_watchdog)
+    parent = subprocess.Popen([sys.executable, "-c", runner])
+    tools = _wait_for(lambda: [p for p in _descendants(parent.pid) if _name(p) == "sleep"][:2] or None,
                       what="the command's processes")
     everything = _descendants(parent.pid)
-    _wait_for(lambda: len([p for p in _descendants(parent.pid) if p.name() == "sleep"]) == 2, what="both sleeps")
+    _wait_for(lambda: len([p for p in _descendants(parent.pid) if _name(p) == "sleep"]) == 2, what="both sleeps")
     everything = _descendants(parent.pid)
     os.kill(parent.pid, signal.SIGKILL)
     parent.wait()
@@ -111,7 +127,7 @@ def test_sigkill_of_closer_tool_sim_leaves_no_process(tmp_path: Path):
     tb.write_text(tb.read_text().replace("$finish;", "forever #10;"))  # a simulation that never ends
     tool = subprocess.Popen([sys.executable, "-m", "closer.metered", "sim"], cwd=ws.root,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _wait_for(lambda: any(p.name() == "vvp" for p in _descendants(tool.pid)), what="vvp to start")
+    _wait_for(lambda: any(_name(p) == "vvp" for p in _descendants(tool.pid)), what="vvp to start")
     everything = _descendants(tool.pid)
     os.kill(tool.pid, signal.SIGKILL)
     tool.wait()
@@ -140,9 +156,79 @@ POOL_RUNNER = textwrap.dedent("""
 def test_a_worker_pool_dies_with_its_starter(tmp_path: Path, signum: int, start: str):
     parent = subprocess.Popen([sys.executable, "-c", POOL_RUNNER.format(root=str(ROOT), log=str(tmp_path / "log"),
                                                                       start=start)])
-    _wait_for(lambda: len([p for p in _descendants(parent.pid) if p.name() == "sleep"]) == 2,
+    _wait_for(lambda: len([p for p in _descendants(parent.pid) if _name(p) == "sleep"]) == 2,
               what="both workers' commands")
     everything = _descendants(parent.pid)
     os.kill(parent.pid, signum)
     parent.wait()
     _assert_all_gone(everything)
+
+
+LONE_RUNNER = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, {root!r})
+    from closer import procs
+    from closer.procs import Command, run
+    procs.WATCHDOG.tell = lambda op, pgid: None  # no watchdog: the death signal alone
+    if {unarmed!r}:  # the perturbed start: exec without setpriv's death signal
+        procs._ARMED_EXEC[:] = [["sh", "-c", 'shift; exec "$@"', "unarmed"]]
+    run(Command(["sleep", "120"]), Path({log!r}))
+""")
+
+
+@pytest.mark.parametrize("unarmed", [False, True])
+def test_a_command_started_by_vfork_gets_the_death_signal(tmp_path: Path, unarmed: bool):
+    runner = LONE_RUNNER.format(root=str(ROOT), log=str(tmp_path / "log"), unarmed=unarmed)
+    parent = subprocess.Popen([sys.executable, "-c", runner])
+    sleeps = _wait_for(lambda: [p for p in _descendants(parent.pid) if _name(p) == "sleep"] or None,
+                       what="the command")
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    if not unarmed:
+        _assert_all_gone(sleeps)
+        return
+    time.sleep(0.5)
+    assert all(p.is_running() for p in sleeps), "the perturbed start should leave its command running"
+    for p in sleeps:
+        p.kill()
+
+
+def test_the_armed_exec_runs_nothing_for_a_parent_that_is_gone(tmp_path: Path):
+    wrapper = procs._armed_exec()
+    assert wrapper is not None, "setpriv (util-linux) is installed by Debian"
+    mark = tmp_path / "ran"
+    gone = subprocess.run([*wrapper, "1", "touch", str(mark)], timeout=30)
+    assert gone.returncode == 137 and not mark.exists()
+    alive = subprocess.run([*wrapper, str(os.getpid()), "touch", str(mark)], timeout=30)
+    assert alive.returncode == 0 and mark.exists()
+
+
+def test_one_watchdog_serves_every_command_of_a_process(tmp_path: Path):
+    for n in range(3):
+        run(Command(["true"]), tmp_path / f"log{n}")
+    watchdogs = [p for p in psutil.Process().children() if "closer-watchdog" in " ".join(p.cmdline())]
+    assert len(watchdogs) == 1
+
+
+def test_a_missing_or_unexecutable_program_is_reported_as_exec_would(tmp_path: Path):
+    with pytest.raises(ToolMissing, match="no-such-program: not found on PATH"):
+        run(Command(["no-such-program"]), tmp_path / "log")
+    script = tmp_path / "tool.sh"
+    script.write_text("#!/bin/sh\nexit 0\n")
+    with pytest.raises(PermissionError):
+        run(Command(["./tool.sh"], cwd=tmp_path), tmp_path / "log")
+    script.chmod(0o755)
+    assert run(Command(["./tool.sh"], cwd=tmp_path), tmp_path / "log").ok
+
+
+def test_a_setpriv_without_pdeathsig_falls_back_to_the_forked_start(tmp_path: Path, monkeypatch):
+    old = tmp_path / "setpriv"
+    old.write_text("#!/bin/sh\necho \"setpriv: unrecognized option '$1'\" >&2\nexit 1\n")
+    old.chmod(0o755)
+    real_which = procs.shutil.which
+    monkeypatch.setattr(procs.shutil, "which", lambda name, *a, **k: str(old) if name == "setpriv" else real_which(name, *a, **k))
+    monkeypatch.setattr(procs, "_ARMED_EXEC", [])
+    assert procs._armed_exec() is None
+    done = run(Command(["sh", "-c", "exit 4"]), tmp_path / "log", check=False)
+    assert done.returncode == 4

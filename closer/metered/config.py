@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from closer.budget import BudgetOverride, ToolClass
 from closer.tomlio import load_toml_model
 from closer.errors import InputError
-from closer.trajectory.record import EditLayer
+from closer.trajectory.editlayer import EditLayer
 
 DEFAULT_LAYER_PATTERNS: dict[EditLayer, list[str]] = {
     EditLayer.RTL: ["rtl/*", "*.v", "*.sv", "*.vh", "*.svh"],

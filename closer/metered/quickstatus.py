@@ -1,6 +1,6 @@
 """`closer-tool status` from the status cache with the standard library alone.
 
-The `closer-tool` launcher (closer.launchers.closer_tool) runs `main` under `python -SI`: without
+The `closer-tool` launcher (closer.launchers.nosite) runs `main` under `python -SI`: without
 site, whose editable-install finder alone imports pathlib and urllib (more than the 50 ms a
 status may take here), and without closer's models. It imports os, sys, the C parts of datetime,
 hashlib and json (closer.lightjson) and the broker's client (no more than these). Inside a

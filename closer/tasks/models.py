@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from closer.errors import InputError
 from closer.sdc.policy import SdcException
 from closer.tomlio import load_toml_model
-from closer.trajectory.record import EditLayer
+from closer.trajectory.editlayer import EditLayer
 
 SUITE_VERSION = "0.1.0"
 BUDGET_TIERS: tuple[str, ...] = ("low", "medium", "high")

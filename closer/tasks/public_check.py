@@ -27,6 +27,7 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -34,10 +35,11 @@ from closer import __version__
 from closer import metrics as mk
 from closer.errors import CloserError
 from closer.tasks import checks, rtl_policy
-from closer.tasks.estimator import ESTIMATE_FEASIBLE, ESTIMATE_REWARD
 from closer.tasks.models import TaskConfig
-from closer.tasks.score import TreeScore, public_reasons, score_tree
 from closer.inputs import load_json_model
+
+if TYPE_CHECKING:  # sim and synth never score a tree: the scoring's modules are imported by verify and pnr
+    from closer.tasks.score import TreeScore
 
 ESTIMATE_SCORED = "closer__estimate__scored"
 TOOLS = ("sim", "synth", "pnr", "verify")
@@ -81,10 +83,14 @@ def public_score(ws: Path, task: TaskConfig, results: Path) -> TreeScore:
         click.echo(line)
         sys.stdout.flush()
 
+    from closer.tasks.score import score_tree
+
     return score_tree(ws, task, public_conditions(task, ws), results / "score", progress=say)
 
 
 def estimate_metrics(score: TreeScore) -> dict:
+    from closer.tasks.estimator import ESTIMATE_FEASIBLE, ESTIMATE_REWARD
+
     v = score.verdict
     return {ESTIMATE_REWARD: v.reward if v.scored else None, ESTIMATE_FEASIBLE: v.feasible,
             ESTIMATE_SCORED: v.scored}
@@ -118,6 +124,8 @@ def verify_lines(score: TreeScore) -> list[str]:
     if m.get("closer__lec__result") is not None:
         lines.append(f"LEC: {m['closer__lec__result']}")
     lines.append("gates: " + (", ".join(f"{g} {s}" for g, s in v.gates.items()) or "none measured"))
+    from closer.tasks.score import public_reasons
+
     lines += [f"  {r}" for r in public_reasons(v)]
     if v.scored:
         lines.append(f"reward estimate (public conditions): {v.reward:.6g}; feasible: {v.feasible}")

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, m
 
 from closer.budget import Budget, ToolClass
 from closer.paths import schema_path
+from closer.trajectory.editlayer import LAYER_STAGE, EditLayer  # noqa: F401  (part of the record's vocabulary)
 
 SCHEMA_VERSION = "1"
 SchemaVersion = Literal["1"]
@@ -43,22 +44,7 @@ class Outcome(StrEnum):
         return self in (Outcome.REFUSED_BUDGET, Outcome.REFUSED_TIME)
 
 
-class EditLayer(StrEnum):
-    """What an edit touches, in stage order (earlier layers are fed back by earlier tools)."""
-
-    RTL = "rtl"
-    CONSTRAINT = "constraint"
-    FLOORPLAN = "floorplan"
-    FLOW = "flow"
-
-    @property
-    def stage(self) -> int:
-        return LAYER_STAGE[self]
-
-
-# Stage rank of each edit layer and of the feedback of each tool class: an edit to a layer of
-# lower rank than the last feedback seen is a cross-stage rollback.
-LAYER_STAGE = {EditLayer.RTL: 0, EditLayer.CONSTRAINT: 1, EditLayer.FLOORPLAN: 2, EditLayer.FLOW: 2}
+# Stage rank of the feedback of each tool class (the edit layers' ranks: LAYER_STAGE).
 TOOL_STAGE = {ToolClass.SIM: 0, ToolClass.SYNTH: 1, ToolClass.PNR: 2, ToolClass.VERIFY: 3}
 
 

@@ -84,11 +84,13 @@ class Chunk:
     so when the raw colons equal keys x records + the colons of the strings read, no record has
     a pair more."""
 
-    def __init__(self, raws: list[bytes]):
+    def __init__(self, raws: list[bytes], joined: bytes | None = None):
+        """`joined`: the records' bytes in one, if at hand (any separator without a colon)."""
         self.keys: tuple[str, ...] = ()
         self.rows: list[msgspec.Struct | None] = [None] * len(raws)
         self.decoded: list[msgspec.Struct] = []
-        joined = b"".join(raws)
+        if joined is None:
+            joined = b"".join(raws)
         if not raws or b"\\" in joined or b".000000000" in joined or _tiny_exponent(joined):
             return
         first = _dict_or_none(raws[0])
@@ -96,7 +98,10 @@ class Chunk:
             return
         keys = tuple(first)
         decode = _struct_decoder(keys).decode
-        rows = [_struct_or_none(decode, raw) for raw in raws]
+        try:
+            rows: list[msgspec.Struct | None] = list(map(decode, raws))
+        except (msgspec.MsgspecError, ValueError):  # some record is not of the key set: one by one
+            rows = [_struct_or_none(decode, raw) for raw in raws]
         raw_colons = joined.count(b":") - sum(raw.count(b":") for raw, row in zip(raws, rows) if row is None)
         self.keys, self.rows, self.decoded = keys, rows, [row for row in rows if row is not None]
         if not self._clocks_ok() or not self._no_duplicate(raw_colons):
@@ -157,7 +162,7 @@ def _struct_decoder(keys: tuple[str, ...]) -> msgspec.json.Decoder:
     """A decoder of exactly the object with `keys` (any order), each value of the fast reader's type."""
     fields = [(_field(i), _Value) for i in range(len(keys))]
     struct = msgspec.defstruct("MetricsRow", fields, rename=dict(zip(map(_field, range(len(keys))), keys)),
-                               forbid_unknown_fields=True)
+                               forbid_unknown_fields=True, gc=False)  # no cycles: not GC-tracked
     return msgspec.json.Decoder(struct)
 
 

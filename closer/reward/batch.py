@@ -35,8 +35,8 @@ from closer.reward.metrics_file import MetricValue, metrics_from_mapping, values
 from closer.reward.models import RewardResult
 from closer.reward.targets import LoadedTargets, Targets
 
-CHUNK_RECORDS = 4096  # files of a directory decoded together (`fastmetrics.Chunk`)
-JSONL_BLOCK = 1 << 23  # bytes of whole JSONL lines decoded together
+CHUNK_RECORDS = 1024  # files of a directory decoded, scored and dropped together (`fastmetrics.Chunk`)
+JSONL_BLOCK = 1 << 20  # bytes of whole JSONL lines decoded, scored and dropped together
 READ_BLOCK = 1 << 16
 
 
@@ -95,13 +95,12 @@ def _line_blocks(path: Path) -> Iterator[bytes]:
     rest = b""
     with open(path, "rb") as handle:
         while part := handle.read(JSONL_BLOCK):
-            block = rest + part
-            cut = block.rfind(b"\n")
+            cut = part.rfind(b"\n")
             if cut < 0:
-                rest = block
+                rest += part
                 continue
-            rest = block[cut + 1:]
-            yield block[:cut]
+            yield b"".join((rest, memoryview(part)[:cut]))  # one copy
+            rest = part[cut + 1:]
     if rest:
         yield rest
 
@@ -142,18 +141,16 @@ def _read_check(path: Path) -> None:
         raise MetricsFileError(f"{path}: not a regular file")
 
 
-def parse_inputs(path: Path, keep_going: bool = False) -> Parsed:
-    parsed = Parsed()
-    for labels, raws, joined in read_chunks(path):
-        offset = len(parsed.labels)
-        chunk = Chunk(raws, joined)
-        parsed.labels.extend(labels)
-        parsed.starts.append(offset)
-        parsed.chunks.append(chunk)
-        if None in chunk.rows:
-            for i, row in enumerate(chunk.rows):
-                if row is None:
-                    _read_alone(parsed, offset + i, raws[i], keep_going)
+def parse_chunk(labels: list[str], raws: list[bytes], joined: bytes | None, keep_going: bool = False) -> Parsed:
+    """One chunk of inputs (`read_chunks`), read."""
+    parsed = Parsed(labels=labels)
+    chunk = Chunk(raws, joined)
+    parsed.starts.append(0)
+    parsed.chunks.append(chunk)
+    if None in chunk.rows:
+        for i, row in enumerate(chunk.rows):
+            if row is None:
+                _read_alone(parsed, i, raws[i], keep_going)
     return parsed
 
 
@@ -172,10 +169,16 @@ def _read_alone(parsed: Parsed, i: int, raw: bytes, keep_going: bool) -> None:
 
 
 def score_inputs(path: Path, targets: LoadedTargets, keep_going: bool = False) -> list[bytes]:
-    """One JSON line (bytes, no newline) per input, in input order."""
-    parsed = parse_inputs(path, keep_going)
-    n = len(parsed.labels)
-    scored = score_columns(parsed.columns(targets.targets), n, targets)
+    """One JSON line (bytes, no newline) per input, in input order. A chunk is read, scored and
+    dropped before the next is read: its values are still in the processor's caches."""
+    lines: list[bytes] = []
+    for labels, raws, joined in read_chunks(path):
+        lines.extend(_score_chunk(parse_chunk(labels, raws, joined, keep_going), targets, keep_going))
+    return lines
+
+
+def _score_chunk(parsed: Parsed, targets: LoadedTargets, keep_going: bool) -> list[bytes]:
+    scored = score_columns(parsed.columns(targets.targets), len(parsed.labels), targets)
     lines = result_lines(scored, parsed.labels, targets)
     for i in sorted(scored.undecided - parsed.errors.keys()):
         lines[i] = _scalar(parsed, i, targets, keep_going)

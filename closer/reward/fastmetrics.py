@@ -16,7 +16,6 @@ regex), not per value in Python:
 
 from __future__ import annotations
 
-import operator
 import re
 from collections import Counter
 from functools import lru_cache
@@ -89,6 +88,7 @@ class Chunk:
         self.keys: tuple[str, ...] = ()
         self.rows: list[msgspec.Struct | None] = [None] * len(raws)
         self.decoded: list[msgspec.Struct] = []
+        self._columns: dict[str, tuple] | None = None
         if joined is None:
             joined = b"".join(raws)
         if not raws or b"\\" in joined or b".000000000" in joined or _tiny_exponent(joined):
@@ -105,11 +105,14 @@ class Chunk:
         raw_colons = joined.count(b":") - sum(raw.count(b":") for raw, row in zip(raws, rows) if row is None)
         self.keys, self.rows, self.decoded = keys, rows, [row for row in rows if row is not None]
         if not self._clocks_ok() or not self._no_duplicate(raw_colons):
-            self.keys, self.rows, self.decoded = (), [None] * len(raws), []
+            self.keys, self.rows, self.decoded, self._columns = (), [None] * len(raws), [], None
 
     def column(self, key: str) -> list:
         """The values of `key` of the decoded rows, in order."""
-        return list(map(operator.attrgetter(_field(self.keys.index(key))), self.decoded))
+        if self._columns is None:  # every column at once: one tuple per row, transposed in C
+            rows = map(msgspec.structs.astuple, self.decoded)
+            self._columns = dict(zip(self.keys, zip(*rows))) if self.decoded else dict.fromkeys(self.keys, ())
+        return list(self._columns[key])
 
     def values(self, i: int) -> dict[str, MetricValue]:
         return dict(zip(self.keys, msgspec.structs.astuple(self.rows[i])))

@@ -51,20 +51,26 @@ def test_a_directory_is_scored_bit_identical_to_the_scalar_path(tmp_path: Path):
         assert exact(line) == exact(expected)
 
 
-def test_a_jsonl_is_scored_bit_identical_to_the_scalar_path(tmp_path: Path):
+def _assert_jsonl_like_scalar(path: Path, records: list[dict]) -> list[dict]:
+    """`closer reward batch` on the JSONL `path` of `records`: each line the scalar path's."""
     targets = load_targets(ALL_GATES)
-    records = _records(80, seed=11)
-    path = tmp_path / "metrics.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
     result = _batch(path)
     assert result.code == 0, result.err
     lines = [json.loads(line) for line in result.out.splitlines()]
     assert len(lines) == len(records)
     for n, (line, values) in enumerate(zip(lines, records), start=1):
-        single = tmp_path / "single.json"
+        single = path.parent / "single.json"
         single.write_text(json.dumps(values))
         expected = json.loads(scalar_line(f"{path}:{n}", compute_reward(load_metrics(single), targets)))
-        assert exact(line) == exact(expected)
+        assert exact(line) == exact(expected), n
+    return lines
+
+
+def test_a_jsonl_is_scored_bit_identical_to_the_scalar_path(tmp_path: Path):
+    records = _records(80, seed=11)
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    _assert_jsonl_like_scalar(path, records)
 
 
 def _with_bad(tmp_path: Path) -> tuple[Path, list[str]]:
@@ -127,7 +133,6 @@ def test_mixed_key_sets_and_undecided_records_across_jsonl_blocks(tmp_path: Path
     from closer.reward import batch
 
     monkeypatch.setattr(batch, "JSONL_BLOCK", 300)  # far shorter than a record
-    targets = load_targets(ALL_GATES)
     records = _records(12, seed=3)
     del records[2]["finish__timing__drv__max_cap__corner__ss_100C_1v60"]
     records[4]["closer__func__tests_failed"] = 1
@@ -135,15 +140,7 @@ def test_mixed_key_sets_and_undecided_records_across_jsonl_blocks(tmp_path: Path
     records[6]["finish__timing__hold__ws__corner__tt_025C_1v80"] = None
     path = tmp_path / "metrics.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records).rstrip("\n"))  # no last newline
-    result = _batch(path)
-    assert result.code == 0, result.err
-    lines = [json.loads(line) for line in result.out.splitlines()]
-    assert len(lines) == len(records)
-    for n, (line, values) in enumerate(zip(lines, records), start=1):
-        single = tmp_path / "single.json"
-        single.write_text(json.dumps(values))
-        expected = json.loads(scalar_line(f"{path}:{n}", compute_reward(load_metrics(single), targets)))
-        assert exact(line) == exact(expected), n
+    lines = _assert_jsonl_like_scalar(path, records)
     assert lines[4]["gate"] == 0 and lines[4]["terms"]["area"]["value"] is None
     records[8]["finish__timing__setup__ws"] = None  # the scalar path refuses a null term input
     path.write_text("".join(json.dumps(r) + "\n" for r in records))

@@ -15,8 +15,9 @@ slack, power, cycle count, hold slacks and error counts varied by a seeded rando
 Phases timed separately:
   parse   JSON text -> validated, normalized Metrics (what load_metrics does per file)
   scalar  compute_reward per record (full result: gates, terms, details, provenance)
-  frame   frame_from_records + score_frame (vectorized reward, gate and terms only)
-The scalar and frame rewards are checked to be bit-identical on every record (of --scalar-records).
+  frame   frame_from_records + score_frame (pandas: vectorized reward, gate and terms only)
+  columns score_columns on plain columns (what `closer reward batch` runs; no pandas)
+The scalar, frame and columns rewards are checked to be bit-identical on every record (of --scalar-records).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 from closer import __version__  # noqa: E402
 from closer.reward import compute_reward, load_metrics, load_targets, metrics_from_mapping  # noqa: E402
 from closer.reward.batch import exact, scalar_line  # noqa: E402
+from closer.reward.columns import MISSING, needed_keys, score_columns  # noqa: E402
 from closer.reward.frame import frame_from_records, score_frame  # noqa: E402
 
 GOAL_PER_S = 50_000  # records per second end to end (issue 27)
@@ -106,6 +108,11 @@ def run(texts: list[str], seed: int) -> dict:
     scored, frame_score_s = timed(score_frame, frame, targets, phase="frame_score")
     vector = scored["reward"].to_numpy()
     mismatches = sum(struct.pack("<d", a) != struct.pack("<d", b) for a, b in zip(scalar, vector))
+    keys = needed_keys(list(dict.fromkeys(k for m in metrics for k in m.values)), targets.targets)
+    columns = {k: [m.values.get(k, MISSING) for m in metrics] for k in keys}
+    by_columns, columns_s = timed(score_columns, columns, n, targets, phase="columns")
+    columns_mismatches = len(by_columns.undecided) + sum(
+        struct.pack("<d", a) != struct.pack("<d", b) for a, b in zip(scalar, by_columns.reward))
     rewards = np.asarray(scalar)
     return {
         "records": n, "seed": seed, "generate_s": gen_s,
@@ -117,7 +124,8 @@ def run(texts: list[str], seed: int) -> dict:
         "parse_per_cpu_s": n / CPU_SECONDS["parse"], "scalar_per_cpu_s": n / CPU_SECONDS["scalar"],
         "frame_per_cpu_s": n / (CPU_SECONDS["frame_build"] + CPU_SECONDS["frame_score"]),
         "frame_score_per_cpu_s": n / CPU_SECONDS["frame_score"],
-        "bit_mismatches": mismatches,
+        "bit_mismatches": mismatches, "columns_bit_mismatches_or_undecided": columns_mismatches,
+        "columns_s": columns_s, "columns_per_s": n / columns_s, "columns_per_cpu_s": n / CPU_SECONDS["columns"],
         "gate_zero": int((scored["gate"] == 0).sum()),
         "reward_mean": float(rewards.mean()), "reward_ones": int((rewards == 1.0).sum()),
     }
@@ -232,6 +240,8 @@ as a directory of as many files; beside it, in the same invocation, the scalar p
 
 - batch lines differing from the scalar path's (every field, floats by their bits): **{e['line_mismatches']}** of {e['reference']['records']:,}
 - JSONL vs directory rewards differing: {e['jsonl_vs_directory_reward_mismatches']}
+- CPU rate over the scalar path's in the same run (the steadier figure on a shared machine):
+  JSONL {e['jsonl']['per_s_cpu'] / e['reference']['per_s_cpu']:.1f}x, directory {e['directory']['per_s_cpu'] / e['reference']['per_s_cpu']:.1f}x
 - 1-minute load average at the start: {r['load_average_1min_at_start']:.2f} on {prov['cpus_visible']} CPUs (shared: wall is above CPU)
 
 ```
@@ -246,9 +256,10 @@ as a directory of as many files; beside it, in the same invocation, the scalar p
 | scalar | `compute_reward` (full result) | {r['scalar_s']:.2f} | {r['scalar_per_s']:,.0f} | {c['scalar']:.2f} | {r['scalar_per_cpu_s']:,.0f} |
 | frame | `frame_from_records` + `score_frame` | {r['frame_build_s'] + r['frame_score_s']:.2f} | {r['frame_per_s']:,.0f} | {c['frame_build'] + c['frame_score']:.2f} | {r['frame_per_cpu_s']:,.0f} |
 | frame (score only) | `score_frame` on a built frame | {r['frame_score_s']:.3f} | {r['frame_score_per_s']:,.0f} | {c['frame_score']:.3f} | {r['frame_score_per_cpu_s']:,.0f} |
+| columns | `score_columns` on plain lists (the batch's scorer, no pandas) | {r['columns_s']:.3f} | {r['columns_per_s']:,.0f} | {c['columns']:.3f} | {r['columns_per_cpu_s']:,.0f} |
 
 - records: {r['records']:,}; gate 0: {r['gate_zero']:,}; reward exactly 1: {r['reward_ones']:,}; mean reward {r['reward_mean']:.4f}
-- scalar vs frame reward, bitwise mismatches: **{r['bit_mismatches']}**
+- scalar vs frame reward, bitwise mismatches: **{r['bit_mismatches']}**; scalar vs columns, mismatches or undecided: **{r['columns_bit_mismatches_or_undecided']}**
 
 Provenance: {prov['date_utc']} UTC, {prov['cpu']} ({prov['cpus_visible']} CPUs visible, shared
 with other jobs), Python {prov['python']}, numpy {prov['numpy']}, pandas {prov['pandas']},
@@ -276,7 +287,7 @@ def main() -> None:
         args.write.write_text(markdown(result, prov), encoding="utf-8")
         args.write.with_suffix(".json").write_text(json.dumps({**result, **prov}, indent=2) + "\n")
         print(f"wrote {args.write} and its .json")
-    if result["bit_mismatches"] or e2e["line_mismatches"] or e2e["jsonl_vs_directory_reward_mismatches"]:
+    if result["bit_mismatches"] or result["columns_bit_mismatches_or_undecided"] or e2e["line_mismatches"] or e2e["jsonl_vs_directory_reward_mismatches"]:
         sys.exit(1)
 
 

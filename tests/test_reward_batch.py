@@ -51,20 +51,26 @@ def test_a_directory_is_scored_bit_identical_to_the_scalar_path(tmp_path: Path):
         assert exact(line) == exact(expected)
 
 
-def test_a_jsonl_is_scored_bit_identical_to_the_scalar_path(tmp_path: Path):
+def _assert_jsonl_like_scalar(path: Path, records: list[dict]) -> list[dict]:
+    """`closer reward batch` on the JSONL `path` of `records`: each line the scalar path's."""
     targets = load_targets(ALL_GATES)
-    records = _records(80, seed=11)
-    path = tmp_path / "metrics.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records))
     result = _batch(path)
     assert result.code == 0, result.err
     lines = [json.loads(line) for line in result.out.splitlines()]
     assert len(lines) == len(records)
     for n, (line, values) in enumerate(zip(lines, records), start=1):
-        single = tmp_path / "single.json"
+        single = path.parent / "single.json"
         single.write_text(json.dumps(values))
         expected = json.loads(scalar_line(f"{path}:{n}", compute_reward(load_metrics(single), targets)))
-        assert exact(line) == exact(expected)
+        assert exact(line) == exact(expected), n
+    return lines
+
+
+def test_a_jsonl_is_scored_bit_identical_to_the_scalar_path(tmp_path: Path):
+    records = _records(80, seed=11)
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    _assert_jsonl_like_scalar(path, records)
 
 
 def _with_bad(tmp_path: Path) -> tuple[Path, list[str]]:
@@ -118,3 +124,27 @@ def test_directory_files_are_read_whole_in_blocks_up_to_the_byte_limit(tmp_path:
     monkeypatch.setattr(batch, "MAX_INPUT_BYTES", 10**6)
     (folder / "b.json").mkdir()
     assert_refused(_batch(folder), "b.json")
+
+
+def test_mixed_key_sets_and_undecided_records_across_jsonl_blocks(tmp_path: Path, monkeypatch):
+    """Lines cut across read blocks, records of other key sets, and records the column pass
+    leaves to the scalar path (a failed gate with the target metric missing, a null slack) are
+    each scored like the scalar path; a record it refuses is one error naming its line."""
+    from closer.reward import batch
+
+    monkeypatch.setattr(batch, "JSONL_BLOCK", 300)  # far shorter than a record
+    records = _records(12, seed=3)
+    del records[2]["finish__timing__drv__max_cap__corner__ss_100C_1v60"]
+    records[4]["closer__func__tests_failed"] = 1
+    del records[4]["finish__design__instance__area"]
+    records[6]["finish__timing__hold__ws__corner__tt_025C_1v80"] = None
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records).rstrip("\n"))  # no last newline
+    lines = _assert_jsonl_like_scalar(path, records)
+    assert lines[4]["gate"] == 0 and lines[4]["terms"]["area"]["value"] is None
+    records[8]["finish__timing__setup__ws"] = None  # the scalar path refuses a null term input
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert_refused(_batch(path), f"{path}:9")
+    kept = [json.loads(line) for line in _batch(path, "--keep-going").out.splitlines()]
+    assert "error" in kept[8] and "finish__timing__setup__ws" in kept[8]["error"]
+    assert all("error" not in line for i, line in enumerate(kept) if i != 8)

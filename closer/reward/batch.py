@@ -3,9 +3,10 @@
 Each input is one flat metrics object (a `*.json` file of the directory, in name order, or one
 line of the JSONL). It is read by the fast reader (`fastmetrics`) and, when that declines, by the
 full reader of `metrics_file`, which refuses it with an error naming the file (or `file:line`).
-The rewards come from the vectorized scorer (`frame.score_frame`), bit-identical to
-`compute_reward`; each output line holds the scalar result's `reward`, `gate`, `penalty_total`
-and `terms` fields, plus `input`, the file or `file:line` it came from.
+The rewards come from the column scorer (`columns.score_columns`, no pandas), bit-identical to
+`compute_reward`, which scores the inputs the column pass leaves undecided (and words their
+errors); each output line holds the scalar result's `reward`, `gate`, `penalty_total` and
+`terms` fields, plus `input`, the file or `file:line` it came from.
 
 Without `keep_going` the first bad input stops the batch before anything is written. With it, a
 bad input becomes a line `{"input": ..., "error": ...}` in its place, so no input is lost.
@@ -17,70 +18,91 @@ import os
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from itertools import chain, islice
+from bisect import bisect_right
+from itertools import chain
 from pathlib import Path
 
 import orjson
-import pandas as pd
 
 from closer.errors import InputError
 from closer.inputs import MAX_INPUT_BYTES
+from closer.reward.columns import MISSING, needed_keys, score_columns
 from closer.reward.compute import compute_reward
 from closer.reward.errors import MetricsFileError
 from closer.reward.fastmetrics import Chunk, fast_values
-from closer.reward.frame import frame_from_columns, frame_from_records, score_frame
 from closer.reward.lines import result_lines
 from closer.reward.metrics_file import MetricValue, metrics_from_mapping, values_from_bytes
 from closer.reward.models import RewardResult
 from closer.reward.targets import LoadedTargets, Targets
 
-CHUNK_RECORDS = 4096  # inputs decoded together (`fastmetrics.Chunk`)
+CHUNK_RECORDS = 1024  # files of a directory decoded, scored and dropped together (`fastmetrics.Chunk`)
+JSONL_BLOCK = 1 << 20  # bytes of whole JSONL lines decoded, scored and dropped together
 READ_BLOCK = 1 << 16
 
 
 @dataclass
 class Parsed:
-    """Every input, read: chunk k holds inputs k*CHUNK_RECORDS on; an input its chunk did not
-    decode is in `loose` (its values) or `errors` (its error, with keep_going)."""
+    """Every input, read, in chunks (`starts[k]`: the index of chunk k's first input); an input
+    its chunk did not decode is in `loose` (its values) or `errors` (its error, with keep_going)."""
     labels: list[str] = field(default_factory=list)  # the file, or file:line, of each input
     chunks: list[Chunk] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)
     loose: dict[int, dict[str, MetricValue]] = field(default_factory=dict)
     errors: dict[int, str] = field(default_factory=dict)
 
-    def good(self) -> list[int]:
-        return [i for i in range(len(self.labels)) if i not in self.errors]
-
     def values(self, i: int) -> dict[str, MetricValue]:
-        return self.loose[i] if i in self.loose else self.chunks[i // CHUNK_RECORDS].values(i % CHUNK_RECORDS)
+        if i in self.loose:
+            return self.loose[i]
+        k = bisect_right(self.starts, i) - 1
+        return self.chunks[k].values(i - self.starts[k])
 
-    def frame(self, good: list[int], targets: Targets) -> pd.DataFrame:
-        """The frame of the good inputs: column by column when every one of them was decoded by
-        chunks of one key set (one flow's records), else from their values."""
-        labels = [self.labels[i] for i in good]
+    def columns(self, targets: Targets) -> dict[str, list]:
+        """The needed keys' columns over every input (MISSING where an input lacks the key or
+        was not read): straight from the chunks when all of them decoded every input with one
+        key set (one flow's records), else input by input."""
         keys = {chunk.keys for chunk in self.chunks}
-        if not self.loose and len(keys) == 1 and () not in keys:
-            def column(key: str) -> list:
-                return list(chain.from_iterable(chunk.column(key) for chunk in self.chunks))
-            return frame_from_columns(next(iter(keys)), column, targets, labels)
-        return frame_from_records([self.values(i) for i in good], targets, labels)
+        decoded_all = all(None not in chunk.rows for chunk in self.chunks)
+        if not self.loose and not self.errors and len(keys) == 1 and decoded_all:
+            return {key: list(chain.from_iterable(chunk.column(key) for chunk in self.chunks))
+                    for key in needed_keys(next(iter(keys)), targets)}
+        rows = [{} if i in self.errors else self.values(i) for i in range(len(self.labels))]
+        wanted = needed_keys(list(dict.fromkeys(chain.from_iterable(rows))), targets)
+        return {key: [row.get(key, MISSING) for row in rows] for key in wanted}
 
 
-def read_inputs(path: Path) -> Iterator[tuple[str, bytes]]:
-    """(label, bytes) of each input: the `*.json` files of a directory, else the JSONL's lines."""
+def read_chunks(path: Path) -> Iterator[tuple[list[str], list[bytes], bytes | None]]:
+    """(labels, bytes of each input, their concatenation if at hand) of the `*.json` files of a
+    directory, CHUNK_RECORDS at a time, else of the JSONL's lines, a block of lines at a time."""
     if path.is_dir():
         entries = sorted((e for e in os.scandir(path) if e.name.endswith(".json")), key=lambda e: e.name)
         if not entries:
             raise MetricsFileError(f"{path}: no *.json metrics files in this directory")
-        for entry in entries:
-            yield entry.path, _read(entry)
+        for start in range(0, len(entries), CHUNK_RECORDS):
+            batch = entries[start:start + CHUNK_RECORDS]
+            yield [e.path for e in batch], [_read(e) for e in batch], None
         return
     _read_check(path)
     line_no = 0
+    for block in _line_blocks(path):
+        lines = block.split(b"\n")
+        labels = [f"{path}:{n}" for n in range(line_no + 1, line_no + len(lines) + 1)]
+        line_no += len(lines)
+        yield labels, lines, block
+
+
+def _line_blocks(path: Path) -> Iterator[bytes]:
+    """The JSONL's bytes in blocks of whole lines (each without its last newline)."""
+    rest = b""
     with open(path, "rb") as handle:
-        while lines := handle.readlines(1 << 22):
-            labels = [f"{path}:{n}" for n in range(line_no + 1, line_no + len(lines) + 1)]
-            line_no += len(lines)
-            yield from zip(labels, lines)
+        while part := handle.read(JSONL_BLOCK):
+            cut = part.rfind(b"\n")
+            if cut < 0:
+                rest += part
+                continue
+            yield b"".join((rest, memoryview(part)[:cut]))  # one copy
+            rest = part[cut + 1:]
+    if rest:
+        yield rest
 
 
 def _read(entry: os.DirEntry) -> bytes:
@@ -119,17 +141,16 @@ def _read_check(path: Path) -> None:
         raise MetricsFileError(f"{path}: not a regular file")
 
 
-def parse_inputs(path: Path, keep_going: bool = False) -> Parsed:
-    parsed = Parsed()
-    inputs = read_inputs(path)
-    while batch := list(islice(inputs, CHUNK_RECORDS)):
-        offset = len(parsed.labels)
-        chunk = Chunk([raw for _, raw in batch])
-        parsed.labels.extend(label for label, _ in batch)
-        parsed.chunks.append(chunk)
+def parse_chunk(labels: list[str], raws: list[bytes], joined: bytes | None, keep_going: bool = False) -> Parsed:
+    """One chunk of inputs (`read_chunks`), read."""
+    parsed = Parsed(labels=labels)
+    chunk = Chunk(raws, joined)
+    parsed.starts.append(0)
+    parsed.chunks.append(chunk)
+    if None in chunk.rows:
         for i, row in enumerate(chunk.rows):
             if row is None:
-                _read_alone(parsed, offset + i, batch[i][1], keep_going)
+                _read_alone(parsed, i, raws[i], keep_going)
     return parsed
 
 
@@ -148,36 +169,34 @@ def _read_alone(parsed: Parsed, i: int, raw: bytes, keep_going: bool) -> None:
 
 
 def score_inputs(path: Path, targets: LoadedTargets, keep_going: bool = False) -> list[bytes]:
-    """One JSON line (bytes, no newline) per input, in input order."""
-    parsed = parse_inputs(path, keep_going)
-    good = parsed.good()
-    lines = dict(zip(good, _score(parsed, good, targets, keep_going)))
-    return [lines[i] if i in lines else _error_line(label, parsed.errors[i]) for i, label in enumerate(parsed.labels)]
+    """One JSON line (bytes, no newline) per input, in input order. A chunk is read, scored and
+    dropped before the next is read: its values are still in the processor's caches."""
+    lines: list[bytes] = []
+    for labels, raws, joined in read_chunks(path):
+        lines.extend(_score_chunk(parse_chunk(labels, raws, joined, keep_going), targets, keep_going))
+    return lines
 
 
-def _score(parsed: Parsed, good: list[int], targets: LoadedTargets, keep_going: bool) -> list[bytes]:
-    if not good:
-        return []
+def _score_chunk(parsed: Parsed, targets: LoadedTargets, keep_going: bool) -> list[bytes]:
+    scored = score_columns(parsed.columns(targets.targets), len(parsed.labels), targets)
+    lines = result_lines(scored, parsed.labels, targets)
+    for i in sorted(scored.undecided - parsed.errors.keys()):
+        lines[i] = _scalar(parsed, i, targets, keep_going)
+    for i, error in parsed.errors.items():
+        lines[i] = _error_line(parsed.labels[i], error)
+    return lines
+
+
+def _scalar(parsed: Parsed, i: int, targets: LoadedTargets, keep_going: bool) -> bytes:
+    """The scalar path's line for input i, or (keep_going) its error line."""
+    label = parsed.labels[i]
     try:
-        scored = score_frame(parsed.frame(good, targets.targets), targets)
-    except InputError:
+        return scalar_line(label, compute_reward(metrics_from_mapping(parsed.values(i), label), targets))
+    except InputError as exc:
         if not keep_going:
             raise
-        return _score_one_by_one(parsed, good, targets)  # find which inputs the batch could not score
-    return result_lines(scored, [parsed.labels[i] for i in good], targets)
-
-
-def _score_one_by_one(parsed: Parsed, good: list[int], targets: LoadedTargets) -> list[bytes]:
-    lines = []
-    for i in good:
-        label = parsed.labels[i]
-        try:
-            result = compute_reward(metrics_from_mapping(parsed.values(i), label), targets)
-        except InputError as exc:
-            lines.append(_error_line(label, f"{label}: {exc}"))
-            continue
-        lines.append(scalar_line(label, result))
-    return lines
+        message = str(exc)
+        return _error_line(label, message if message.startswith(label) else f"{label}: {message}")
 
 
 def scalar_line(label: str, result: RewardResult) -> bytes:

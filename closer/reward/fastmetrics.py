@@ -16,7 +16,6 @@ regex), not per value in Python:
 
 from __future__ import annotations
 
-import operator
 import re
 from collections import Counter
 from functools import lru_cache
@@ -84,11 +83,14 @@ class Chunk:
     so when the raw colons equal keys x records + the colons of the strings read, no record has
     a pair more."""
 
-    def __init__(self, raws: list[bytes]):
+    def __init__(self, raws: list[bytes], joined: bytes | None = None):
+        """`joined`: the records' bytes in one, if at hand (any separator without a colon)."""
         self.keys: tuple[str, ...] = ()
         self.rows: list[msgspec.Struct | None] = [None] * len(raws)
         self.decoded: list[msgspec.Struct] = []
-        joined = b"".join(raws)
+        self._columns: dict[str, tuple] | None = None
+        if joined is None:
+            joined = b"".join(raws)
         if not raws or b"\\" in joined or b".000000000" in joined or _tiny_exponent(joined):
             return
         first = _dict_or_none(raws[0])
@@ -96,15 +98,21 @@ class Chunk:
             return
         keys = tuple(first)
         decode = _struct_decoder(keys).decode
-        rows = [_struct_or_none(decode, raw) for raw in raws]
+        try:
+            rows: list[msgspec.Struct | None] = list(map(decode, raws))
+        except (msgspec.MsgspecError, ValueError):  # some record is not of the key set: one by one
+            rows = [_struct_or_none(decode, raw) for raw in raws]
         raw_colons = joined.count(b":") - sum(raw.count(b":") for raw, row in zip(raws, rows) if row is None)
         self.keys, self.rows, self.decoded = keys, rows, [row for row in rows if row is not None]
         if not self._clocks_ok() or not self._no_duplicate(raw_colons):
-            self.keys, self.rows, self.decoded = (), [None] * len(raws), []
+            self.keys, self.rows, self.decoded, self._columns = (), [None] * len(raws), [], None
 
     def column(self, key: str) -> list:
         """The values of `key` of the decoded rows, in order."""
-        return list(map(operator.attrgetter(_field(self.keys.index(key))), self.decoded))
+        if self._columns is None:  # every column at once: one tuple per row, transposed in C
+            rows = map(msgspec.structs.astuple, self.decoded)
+            self._columns = dict(zip(self.keys, zip(*rows))) if self.decoded else dict.fromkeys(self.keys, ())
+        return list(self._columns[key])
 
     def values(self, i: int) -> dict[str, MetricValue]:
         return dict(zip(self.keys, msgspec.structs.astuple(self.rows[i])))
@@ -157,7 +165,7 @@ def _struct_decoder(keys: tuple[str, ...]) -> msgspec.json.Decoder:
     """A decoder of exactly the object with `keys` (any order), each value of the fast reader's type."""
     fields = [(_field(i), _Value) for i in range(len(keys))]
     struct = msgspec.defstruct("MetricsRow", fields, rename=dict(zip(map(_field, range(len(keys))), keys)),
-                               forbid_unknown_fields=True)
+                               forbid_unknown_fields=True, gc=False)  # no cycles: not GC-tracked
     return msgspec.json.Decoder(struct)
 
 

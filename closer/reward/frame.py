@@ -21,34 +21,12 @@ import numpy as np
 import pandas as pd
 
 from closer import metrics as mk
+from closer.reward.columns import needed_keys
 from closer.reward.compute import BELOW_ONE
 from closer.reward.errors import GateUnmeasured, MetricNotFound, MetricsFileError
 from closer.reward.gates import GATES, Check, Op
 from closer.reward.metrics_file import Metrics
 from closer.reward.targets import GATE_ORDER, LoadedTargets, Targets
-
-
-def needed_keys(keys: Sequence[str], targets: Targets) -> list[str]:
-    """The keys (of `keys`) that scoring against `targets` reads."""
-    wanted: set[str] = set()
-    prefixes: list[str] = []
-    for name in targets.gates.required:
-        gate = GATES[name]
-        for check in gate.checks:
-            wanted.add(check.key)
-            if check.per_corner:
-                prefixes.append(check.key + mk.CORNER_QUALIFIER)
-        if gate.started_prefix:
-            prefixes.append(gate.started_prefix)
-    pending = [t.metric for t in targets.targets]
-    while pending:
-        name = pending.pop()
-        wanted.add(name)
-        if name in mk.DERIVED:
-            pending.extend(mk.DERIVED[name].inputs)
-    wanted.add(mk.CLOCKS_DETAILS)
-    prefixes_t = tuple(prefixes)
-    return [k for k in keys if k in wanted or (prefixes_t and k.startswith(prefixes_t))]
 
 
 def _slack_key(key: str) -> bool:

@@ -8,6 +8,7 @@ qrouter is deterministic, so when later passes get worse the run is replayed cap
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -59,7 +60,10 @@ class RouteResult:
 
 
 def qrouter_binary() -> Path:
-    path = repo_paths().venv / "opt" / "qrouter" / "bin" / "qrouter"
+    """`$CLOSER_QROUTER_PREFIX/bin/qrouter` (another build, e.g. for a before/after measurement),
+    else the one scripts/build-qrouter.sh installs into the venv."""
+    prefix = os.environ.get("CLOSER_QROUTER_PREFIX")
+    path = (Path(prefix) if prefix else repo_paths().venv / "opt" / "qrouter") / "bin" / "qrouter"
     if not path.is_file():
         raise ToolMissing(f"qrouter {QROUTER_VERSION} not built at {path}: run scripts/build-qrouter.sh")
     return path

@@ -23,6 +23,7 @@ from closer.physical.route.pinaccess import AccessPoint
 from closer.procs import Command, run
 
 QROUTER_VERSION = "1.4.88"
+QROUTER_PREFIX_ENV = "CLOSER_QROUTER_PREFIX"  # another build (also part of closer.flow.reuse's key)
 SCHEDULE = [("10", 10), ("20", 10), ("30", 10), ("40", 10), ("50", 10), ("60", 10), ("70", 10),
             ("80", 10), ("90", 10), ("100", 10), ("none", 20), ("none", 40), ("none", 60),
             ("none", 80), ("none", 100)]
@@ -62,7 +63,7 @@ class RouteResult:
 def qrouter_binary() -> Path:
     """`$CLOSER_QROUTER_PREFIX/bin/qrouter` (another build, e.g. for a before/after measurement),
     else the one scripts/build-qrouter.sh installs into the venv."""
-    prefix = os.environ.get("CLOSER_QROUTER_PREFIX")
+    prefix = os.environ.get(QROUTER_PREFIX_ENV)
     path = (Path(prefix) if prefix else repo_paths().venv / "opt" / "qrouter") / "bin" / "qrouter"
     if not path.is_file():
         raise ToolMissing(f"qrouter {QROUTER_VERSION} not built at {path}: run scripts/build-qrouter.sh")

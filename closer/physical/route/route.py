@@ -310,16 +310,54 @@ def _piece_points(block: str) -> list[tuple[int, int]]:
     return points
 
 
+VIA_LAYERS = {"L1M1": ("li1", "met1"), "M1M2": ("met1", "met2"), "M2M3": ("met2", "met3"), "M3M4": ("met3", "met4"),
+              "M4M5": ("met4", "met5")}
+Span = tuple[int, int, int, int]  # a wire's centre line or a via point: x1, y1, x2, y2 (x1 <= x2, y1 <= y2)
+
+
+def _layer_spans(block: str) -> dict[str, list[Span]]:
+    """A net's routing per layer: every wire's centre line and every via point (on both its layers)."""
+    out: dict[str, list[Span]] = {}
+    for piece in re.split(r"\+\s*ROUTED|\bNEW\b", block)[1:]:
+        layer = piece.split()[0] if piece.split() else ""
+        prev = None
+        for xs, ys in re.findall(r"\(\s*(\S+)\s+(\S+)(?:\s+\S+)?\s*\)", piece):
+            if prev is None and "*" in (xs, ys):
+                break
+            point = (prev[0] if xs == "*" else int(xs), prev[1] if ys == "*" else int(ys))
+            a = prev or point
+            out.setdefault(layer, []).append((min(a[0], point[0]), min(a[1], point[1]),
+                                              max(a[0], point[0]), max(a[1], point[1])))
+            prev = point
+        via = re.search(r"\b(L1M1|M1M2|M2M3|M3M4|M4M5)_\w+\s*;?\s*$", piece)
+        if via and prev is not None:
+            for via_layer in VIA_LAYERS[via.group(1)]:
+                out.setdefault(via_layer, []).append((prev[0], prev[1], prev[0], prev[1]))
+    return out
+
+
 def snap_offset_wires_to_net_rows(def_text: str) -> tuple[str, int]:
     """The same qrouter offset when the shifted wire ends in a via instead of continuing (so
-    `snap_offset_segments` sees no next segment on the grid row): the row is the one where the
+    `snap_offset_segments` sees no next segment on the grid row). The row is the one where the
     net's other routing meets the wire (a via landing on it), within one pitch of the written y.
     Measured on fifo8: a Q-to-mux met1 wire written 0.155 um above its row touched the L1M1 pad
-    of the next pin (an LVS short the repair could not remove: every reroute wrote it again)."""
+    of the next pin (an LVS short the repair could not remove: every reroute wrote it again).
+    Without that evidence (or with two such rows), the row is the one of the two grid rows
+    within a pitch that no other net's routing on the layer crosses inside the wire's span:
+    qrouter never puts two nets on one grid point. Measured on timer_arst `wide`: a mux A0 pad to
+    flop Q wire written 0.185 um above its row, over another net's M1M2 pad on that row (the
+    short `_004_`/`bank_185_` every repair round rewrote)."""
     count = 0
     start = def_text.index("\nNETS ")
     end = def_text.index("END NETS", start)
     blocks = re.split(r"\n(?=- )", def_text[start:end])
+    spans = {i: _layer_spans(block) for i, block in enumerate(blocks)}
+
+    def taken(row: int, xa: int, xb: int, layer: str, own: int) -> bool:
+        lo, hi = min(xa, xb), max(xa, xb)
+        return any(y1 <= row <= y2 and x1 <= hi and x2 >= lo
+                   for i, layers in spans.items() if i != own for x1, y1, x2, y2 in layers.get(layer, ()))
+
     for i, block in enumerate(blocks):
         points = _piece_points(block)
 
@@ -330,6 +368,9 @@ def snap_offset_wires_to_net_rows(def_text: str) -> tuple[str, int]:
                 return m.group(0)
             rows = {y for x, y in points if (y - GRID_Y0) % GRID_PITCH == 0 and abs(y - yo) < GRID_PITCH
                     and min(xa, xb) < x < max(xa, xb)}
+            if len(rows) != 1:
+                below = yo - (yo - GRID_Y0) % GRID_PITCH
+                rows = {r for r in (rows or {below, below + GRID_PITCH}) if not taken(r, xa, xb, m["layer"], i)}
             if len(rows) != 1:
                 return m.group(0)
             yg = rows.pop()

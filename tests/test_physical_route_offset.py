@@ -90,3 +90,15 @@ def test_other_nets_routing_on_another_layer_does_not_take_a_row():
                                     "  NEW met3 ( 53590 156910 ) ( 54000 * ) ;")
     text, count = snap_offset_wires_to_net_rows(HEAD + other_layer + TAIL)
     assert count == 0  # _004_ has no met1 on either row inside the span any more
+
+
+def test_jog_of_a_nets_last_statement_goes_before_its_semicolon():
+    last = WIDE_NETS.replace("""+ ROUTED met1 ( 41170 157095 ) ( 59110 * ) L1M1_PR 
+  NEW li1 ( 22310 156570 ) L1M1_PR 
+  NEW met1 ( 22310 156570 ) ( 41170 * ) ( * 156725 ) ;""", """+ ROUTED li1 ( 22310 156570 ) L1M1_PR 
+  NEW met1 ( 22310 156570 ) ( 41170 * ) ( * 156725 )
+  NEW met1 ( 41170 157095 ) ( 59110 * ) L1M1_PR ;""")
+    text, count = snap_offset_wires_to_net_rows(HEAD + last + TAIL)
+    assert count == 1
+    assert "NEW met1 ( 41170 157250 ) ( 59110 * ) L1M1_PR \n  NEW met1 ( 41170 157250 ) ( * 157095 ) ;\n" in text
+    assert text.count(";") == last.count(";") + HEAD.count(";")

@@ -375,9 +375,10 @@ def snap_offset_wires_to_net_rows(def_text: str) -> tuple[str, int]:
                 return m.group(0)
             yg = rows.pop()
             count += 1
-            indent = "\n  "
-            return (f"{m['head']} ( {xa} {yg} ) ( {xb} * ){m['tail']}"
-                    f"{indent}NEW {m['layer']} ( {xa} {yg} ) ( * {yo} )")
+            tail = m["tail"].rstrip()
+            end = " ;" if tail.endswith(";") else ""  # the net's last statement: the jog goes before its ;
+            return (f"{m['head']} ( {xa} {yg} ) ( {xb} * ){tail.removesuffix(';').rstrip()} "
+                    f"\n  NEW {m['layer']} ( {xa} {yg} ) ( * {yo} ){end}")
 
         blocks[i] = _WIRE_PIECE.sub(fix, block)
     return def_text[:start] + "\n".join(blocks) + def_text[end:], count

@@ -24,6 +24,7 @@ from closer.physical.io.lef import read_macros
 from closer.physical.route import pinaccess
 from closer.physical.route.route import qrouter_binary
 from closer.procs import Command, run
+from tests.test_qrouter_patch import ROUTE_TCL as KEEPOUT_TCL
 
 pytestmark = pytest.mark.slow
 
@@ -32,18 +33,8 @@ PATCH = repo_paths().root / "closer" / "physical" / "route" / "patches" / "qrout
 MET1_PITCH_NM = 340
 WITHOUT, WITH = "keepout,tracks", "on"
 
-ROUTE_TCL = """read_lef {tlef}
-read_lef {cell_lef}
-catch {{layers 5}}
-via stack all
-via use L1M1_PR M1M2_PR M2M3_PR M3M4_PR M4M5_PR
-vdd VPWR
-gnd VGND
-read_def {def_in}
-puts "CLOSER_STAGE1 [stage1]"
-write_def {def_out}
-quit
-"""
+# the same qrouter settings as the keep-out's test, stage 1 only
+ROUTE_TCL = KEEPOUT_TCL.split("set result")[0] + 'puts "CLOSER_STAGE1 [stage1]"\nwrite_def {def_out}\nquit\n'
 
 COMPONENT = re.compile(r"^- (\S+) (\S+) \+ (?:PLACED|FIXED) \( (-?\d+) (-?\d+) \) (\S+) ;", re.M)
 POINT = re.compile(r"\(\s*(-?\d+|\*)\s+(-?\d+|\*)(?:\s+-?\d+)?\s*\)")

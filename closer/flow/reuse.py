@@ -105,8 +105,7 @@ def pdk_digest(root: Path) -> str:
 
 def tools_digest(search_path: str) -> str:
     """The programs on the flow's PATH, the qrouter build `CLOSER_QROUTER_PREFIX` selects, and every
-    installed Python distribution (a pip install or
-    upgrade of any of them is a new key)."""
+    installed Python distribution (a pip install or upgrade of any of them is a new key)."""
     lines = [environment_fingerprint()]
     for name in PROGRAMS:
         found = shutil.which(name, path=search_path)

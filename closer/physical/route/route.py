@@ -45,6 +45,11 @@ class RouteConfig:
                                          # 6 failed nets after 11 passes and ~20 min on 2 shared cores
     timeout_s: float = 1800.0            # hard limit: qrouter is killed (the saved best pass, if
                                          # any, is still taken)
+    # QROUTER_CLOSER_PATCH per attempt, tried in order until one routes completely (the fewest
+    # failed nets wins otherwise), on designs below save_best_min_nets nets only: qrouter's
+    # rip-up is chaotic and the pin reserve, which takes weak gcd (off) from 10 unrouted nets to
+    # 0, left the weak gcd (defaults) at 12 where the keep-out alone routes it (docs/physical.md)
+    patch_variants: tuple[str, ...] = ("on", "keepout,tracks")
 
 
 @dataclass
@@ -58,6 +63,7 @@ class RouteResult:
     wall_s: float = 0.0
     peak_rss_mb: float = 0.0
     time_limited: bool = False  # the pass budget or the hard limit ended the rip-up schedule
+    patch: str | None = None    # the QROUTER_CLOSER_PATCH value it was routed with (None: the environment's)
 
 
 def qrouter_binary() -> Path:
@@ -153,8 +159,35 @@ def _parse(log: Path) -> tuple[list[int], int]:
     return passes, int(final[-1])
 
 
+PATCH_ENV = "QROUTER_CLOSER_PATCH"
+
+
+def _patch_env(patch: str | None) -> dict[str, str]:
+    return {PATCH_ENV: patch} if patch else {}
+
+
 def route(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: Path,
           cfg: RouteConfig, netlist: Netlist | None = None) -> RouteResult:
+    """qrouter with each of `cfg.patch_variants` in turn (the first in `work`, the others in a
+    subfolder each) until one leaves no net unrouted; else the result with the fewest. A
+    QROUTER_CLOSER_PATCH set in the environment is the only variant."""
+    small = netlist is None or len(netlist.nets) < cfg.save_best_min_nets
+    variants: tuple[str | None, ...] = (None,) if PATCH_ENV in os.environ else (
+        cfg.patch_variants if small else cfg.patch_variants[:1])
+    results: list[RouteResult] = []
+    for i, patch in enumerate(variants):
+        result = _route_once(tech_lef, router_lef, in_def, layout, work / (patch or "").replace(",", "_") if i else work,
+                             cfg, netlist, patch)
+        results.append(result)
+        if result.failed_nets == 0:
+            break
+    chosen = min(results, key=lambda r: r.failed_nets)
+    chosen.wall_s = sum(r.wall_s for r in results)
+    return chosen
+
+
+def _route_once(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: Path,
+                cfg: RouteConfig, netlist: Netlist | None, patch: str | None) -> RouteResult:
     binary = qrouter_binary()
     work.mkdir(parents=True, exist_ok=True)
     out_def, rc = work / f"{layout.top}_route.def", work / f"{layout.top}.rc"
@@ -172,8 +205,8 @@ def route(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: 
         tcl = work / f"route_{tag}.tcl"
         tcl.write_text(_script(tech_lef, router_lef, in_def, out_def, rc, layout, cfg, max_pass, priority,
                                save_best=best_dir if tag == "full" else None))
-        done = run(Command([str(binary), "-noc", "-nog", "-s", str(tcl)], cwd=work, timeout_s=cfg.timeout_s),
-                   work / f"qrouter_{tag}.log", check=False)
+        done = run(Command([str(binary), "-noc", "-nog", "-s", str(tcl)], cwd=work, timeout_s=cfg.timeout_s,
+                           env=_patch_env(patch)), work / f"qrouter_{tag}.log", check=False)
         passes, final = _parse(done.log)
         return done, passes, final
 
@@ -181,7 +214,8 @@ def route(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: 
         shutil.copyfile(best_dir / "best.def", out_def)
         shutil.copyfile(best_dir / "best.rc", rc)
         failed = list(dict.fromkeys((best_dir / "best_failed.txt").read_text().split()))  # listed once each
-        return RouteResult(out_def, rc, len(failed), passes, failed, passes.index(min(passes)), wall, rss, limited)
+        return RouteResult(out_def, rc, len(failed), passes, failed, passes.index(min(passes)), wall, rss, limited,
+                           patch)
 
     try:
         done, passes, final = attempt(cfg.max_passes, "full")
@@ -202,7 +236,7 @@ def route(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: 
     if not out_def.is_file():
         raise ToolError(f"qrouter wrote no DEF; log: {done.log}")
     failed = failed_nets(last.log) if final else []
-    return RouteResult(out_def, rc, final, passes, failed, capped, wall, rss, limited)
+    return RouteResult(out_def, rc, final, passes, failed, capped, wall, rss, limited, patch)
 
 
 def finalize_def(routed_def: Path, layout: Layout, netlist: Netlist, macros: dict[str, Macro],
@@ -431,8 +465,10 @@ def have_qrouter() -> bool:
 
 
 def reroute(tech_lef: Path, router_lef: Path, routed_def: Path, rc_file: Path, layout: Layout, work: Path,
-            cfg: RouteConfig, nets: set[str], before_read: list[str]) -> tuple[Path, Path, list[str]]:
-    """Reroute only `nets` against the rest of `routed_def`'s wiring (see closer.physical.repair.repair);
+            cfg: RouteConfig, nets: set[str], before_read: list[str],
+            patch: str | None = None) -> tuple[Path, Path, list[str]]:
+    """Reroute only `nets` against the rest of `routed_def`'s wiring (see closer.physical.repair.repair),
+    with the QROUTER_CLOSER_PATCH value `patch` the routing used;
     returns the spliced routed DEF and RC file and the nets qrouter left unrouted."""
     from closer.physical.repair.repair import splice_rc, splice_routes, strip_routes
 
@@ -447,8 +483,8 @@ def reroute(tech_lef: Path, router_lef: Path, routed_def: Path, rc_file: Path, l
     tcl = work / "reroute.tcl"
     tcl.write_text(_script(tech_lef, router_lef, partial, out_def, out_rc, layout, cfg, cfg.max_passes,
                            before_read=before_read, after_read=[f"ignore {' '.join(others)}"] if others else []))
-    done = run(Command([str(binary), "-noc", "-nog", "-s", str(tcl)], cwd=work, timeout_s=cfg.timeout_s),
-               work / "qrouter_reroute.log", check=False)
+    done = run(Command([str(binary), "-noc", "-nog", "-s", str(tcl)], cwd=work, timeout_s=cfg.timeout_s,
+                       env=_patch_env(patch)), work / "qrouter_reroute.log", check=False)
     _, final = _parse(done.log)
     if not out_def.is_file():
         raise ToolError(f"qrouter wrote no DEF in the repair run; log: {done.log}")

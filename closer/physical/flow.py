@@ -289,6 +289,7 @@ class Route(Step):
         return {"closer__route__unrouted_nets": r.failed_nets, "closer__route__passes": r.passes,
                 "closer__route__failed_net_names": r.failed[:50],
                 "closer__route__capped_at_pass": r.capped_at, "closer__route__time_limited": r.time_limited,
+                "closer__route__qrouter_patch": r.patch,
                 "detailedroute__route__wirelength": round(wl, 1),
                 "closer__route__wall_s": round(r.wall_s, 2), "closer__route__peak_rss_mb": round(r.peak_rss_mb, 1)}
 
@@ -361,7 +362,7 @@ class Repair(Step):
             left = max(0.0, repair_end - time.monotonic())
             rcfg = replace(cfg.route, pass_budget_s=min(cfg.route.pass_budget_s, left))
             return route.reroute(ctx.pdk.tech_lef, ctx.paths.router_lef, base.routed_def, base.rc_file,
-                                 ctx.layout, rdir, rcfg, nets, before)
+                                 ctx.layout, rdir, rcfg, nets, before, r.patch)
 
         def signoff(routed_def, rc, failed, rdir):
             final_def = route.finalize_def(routed_def, ctx.layout, ctx.netlist, ctx.macros, ctx.access,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,11 +46,12 @@ class RouteConfig:
                                          # 6 failed nets after 11 passes and ~20 min on 2 shared cores
     timeout_s: float = 1800.0            # hard limit: qrouter is killed (the saved best pass, if
                                          # any, is still taken)
-    # QROUTER_CLOSER_PATCH per attempt, tried in order until one routes completely (the fewest
-    # failed nets wins otherwise), on designs below save_best_min_nets nets only: qrouter's
-    # rip-up is chaotic and the pin reserve, which takes weak gcd (off) from 10 unrouted nets to
-    # 0, left the weak gcd (defaults) at 12 where the keep-out alone routes it (docs/physical.md)
-    patch_variants: tuple[str, ...] = ("on", "keepout,tracks")
+    # QROUTER_CLOSER_PATCH per attempt: the first always; the next only when the previous left
+    # nets unrouted, on designs below save_best_min_nets nets (the fewest failed nets wins).
+    # qrouter's rip-up is chaotic: the pin reserve takes the weak gcd (off) from 10 unrouted nets
+    # to 0 but leaves the weak gcd (defaults) at 12 where the keep-out alone routes it, and the
+    # keep-out alone routes every design that routed before the reserve (docs/physical.md)
+    patch_variants: tuple[str, ...] = ("keepout,tracks", "on")
 
 
 @dataclass
@@ -64,6 +66,7 @@ class RouteResult:
     peak_rss_mb: float = 0.0
     time_limited: bool = False  # the pass budget or the hard limit ended the rip-up schedule
     patch: str | None = None    # the QROUTER_CLOSER_PATCH value it was routed with (None: the environment's)
+    tried: list[tuple[str | None, int]] = field(default_factory=list)  # (patch, best pass's failed nets) per variant run
 
 
 def qrouter_binary() -> Path:
@@ -169,25 +172,39 @@ def _patch_env(patch: str | None) -> dict[str, str]:
 def route(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: Path,
           cfg: RouteConfig, netlist: Netlist | None = None) -> RouteResult:
     """qrouter with each of `cfg.patch_variants` in turn (the first in `work`, the others in a
-    subfolder each) until one leaves no net unrouted; else the result with the fewest. A
+    subfolder each) until one leaves no net unrouted; else the one whose best pass failed the
+    fewest nets, and only that one is replayed to its best pass (see `_route_once`). A
     QROUTER_CLOSER_PATCH set in the environment is the only variant."""
     small = netlist is None or len(netlist.nets) < cfg.save_best_min_nets
     variants: tuple[str | None, ...] = (None,) if PATCH_ENV in os.environ else (
         cfg.patch_variants if small else cfg.patch_variants[:1])
-    results: list[RouteResult] = []
+    runs: list[_FullRun] = []
     for i, patch in enumerate(variants):
-        result = _route_once(tech_lef, router_lef, in_def, layout, work / (patch or "").replace(",", "_") if i else work,
-                             cfg, netlist, patch)
-        results.append(result)
-        if result.failed_nets == 0:
+        folder = work / (patch or "").replace(",", "_") if i else work
+        runs.append(_route_once(tech_lef, router_lef, in_def, layout, folder, cfg, netlist, patch))
+        if runs[-1].result is not None and runs[-1].result.failed_nets == 0:
             break
-    chosen = min(results, key=lambda r: r.failed_nets)
-    chosen.wall_s = sum(r.wall_s for r in results)
-    return chosen
+    chosen = min(runs, key=lambda r: r.best_failed)  # the first on a tie
+    result = chosen.result or chosen.replay()
+    result.wall_s = sum(r.wall_s for r in runs) + (result.wall_s if chosen.result is None else 0.0)
+    result.tried = [(r.patch, r.best_failed) for r in runs]
+    return result
+
+
+@dataclass
+class _FullRun:
+    """One variant's full schedule: its result, or (when its last pass was worse than its best,
+    below save_best_min_nets nets) what replaying it capped at its best pass needs, deferred so
+    that a variant another one beats is never replayed."""
+    patch: str | None
+    best_failed: int
+    wall_s: float
+    result: RouteResult | None = None
+    replay: Callable[[], RouteResult] | None = None
 
 
 def _route_once(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: Path,
-                cfg: RouteConfig, netlist: Netlist | None, patch: str | None) -> RouteResult:
+                cfg: RouteConfig, netlist: Netlist | None, patch: str | None) -> _FullRun:
     binary = qrouter_binary()
     work.mkdir(parents=True, exist_ok=True)
     out_def, rc = work / f"{layout.top}_route.def", work / f"{layout.top}.rc"
@@ -217,26 +234,32 @@ def _route_once(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, 
         return RouteResult(out_def, rc, len(failed), passes, failed, passes.index(min(passes)), wall, rss, limited,
                            patch)
 
+    def finished(result: RouteResult) -> _FullRun:
+        return _FullRun(patch, result.failed_nets, result.wall_s, result)
+
     try:
         done, passes, final = attempt(cfg.max_passes, "full")
     except ToolTimeout:
         if best_dir is None or not (best_dir / "best.def").is_file():
             raise
-        return saved_best(_passes((work / "qrouter_full.log").read_text(errors="replace")), cfg.timeout_s, 0.0, True)
+        return finished(saved_best(_passes((work / "qrouter_full.log").read_text(errors="replace")),
+                                   cfg.timeout_s, 0.0, True))
     limited = "\nCLOSER_TIME_LIMIT" in done.log.read_text(errors="replace")
-    wall, rss, capped, last = done.wall_s, done.peak_rss_mb, None, done
     if best_dir is not None and final > 0 and passes and min(passes) < final and (best_dir / "best.def").is_file():
-        return saved_best(passes, wall, rss, limited)
-    if cfg.cap_at_best_pass and final > 0 and passes and min(passes) < final:
-        best = passes.index(min(passes))
-        done2, passes2, final2 = attempt(best, f"capped{best}")
-        wall += done2.wall_s
-        rss = max(rss, done2.peak_rss_mb)
-        final, capped, last = final2, best, done2
+        return finished(saved_best(passes, done.wall_s, done.peak_rss_mb, limited))
     if not out_def.is_file():
         raise ToolError(f"qrouter wrote no DEF; log: {done.log}")
-    failed = failed_nets(last.log) if final else []
-    return RouteResult(out_def, rc, final, passes, failed, capped, wall, rss, limited, patch)
+    if cfg.cap_at_best_pass and final > 0 and passes and min(passes) < final:
+        best = passes.index(min(passes))
+
+        def replay() -> RouteResult:
+            done2, _, final2 = attempt(best, f"capped{best}")
+            return RouteResult(out_def, rc, final2, passes, failed_nets(done2.log) if final2 else [], best,
+                               done2.wall_s, max(done.peak_rss_mb, done2.peak_rss_mb), limited, patch)
+
+        return _FullRun(patch, min(passes), done.wall_s, replay=replay)
+    return finished(RouteResult(out_def, rc, final, passes, failed_nets(done.log) if final else [], None,
+                                done.wall_s, done.peak_rss_mb, limited, patch))
 
 
 def finalize_def(routed_def: Path, layout: Layout, netlist: Netlist, macros: dict[str, Macro],

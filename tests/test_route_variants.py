@@ -33,16 +33,17 @@ class _Variants:
         failed, needs_replay = self.outcomes[patch]
 
         def result() -> RouteResult:
-            return RouteResult(work / "r.def", work / "r.rc", failed, [failed], [], None, 5.0, 1.0, False, patch)
+            return RouteResult(work / "r.def", work / "r.rc", failed, [failed], [], None, 5.0, 1.0, False, patch,
+                               cpu_s=4.0)
 
         if not needs_replay:
-            return _FullRun(patch, failed, 10.0, result())
+            return _FullRun(patch, failed, 10.0, 8.0, result())
 
         def replay() -> RouteResult:
             self.replayed.append(patch)
             return result()
 
-        return _FullRun(patch, failed, 10.0, replay=replay)
+        return _FullRun(patch, failed, 10.0, 8.0, replay=replay)
 
 
 def _route(monkeypatch, tmp_path: Path, outcomes, nets: int = 300) -> tuple[RouteResult, _Variants]:
@@ -62,7 +63,8 @@ def test_the_second_runs_only_after_unrouted_nets_and_the_loser_is_not_replayed(
     result, fake = _route(monkeypatch, tmp_path, {"first": (10, True), "second": (0, False)})
     assert fake.ran == ["first", "second"] and fake.replayed == []
     assert result.patch == "second" and result.failed_nets == 0
-    assert result.tried == [("first", 10), ("second", 0)] and result.wall_s == 20.0  # both full runs
+    assert result.tried == [("first", 10), ("second", 0)]
+    assert result.wall_s == 20.0 and result.cpu_s == 16.0  # both full runs
 
 
 @pytest.mark.parametrize("first, second, winner", [(3, 7, "first"), (7, 3, "second"), (4, 4, "first")])
@@ -70,7 +72,7 @@ def test_only_the_winner_of_two_failing_variants_is_replayed(monkeypatch, tmp_pa
     result, fake = _route(monkeypatch, tmp_path, {"first": (first, True), "second": (second, True)})
     assert fake.ran == ["first", "second"] and fake.replayed == [winner]
     assert result.patch == winner and result.failed_nets == min(first, second)
-    assert result.wall_s == 25.0  # two full runs and one replay
+    assert result.wall_s == 25.0 and result.cpu_s == 20.0  # two full runs and one replay
 
 
 def test_large_designs_and_a_patch_from_the_environment_run_one_variant(monkeypatch, tmp_path: Path):

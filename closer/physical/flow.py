@@ -292,7 +292,7 @@ class Route(Step):
                 "closer__route__qrouter_patch": r.patch,
                 "closer__route__variants_tried": [{"patch": p, "best_failed_nets": n} for p, n in r.tried],
                 "detailedroute__route__wirelength": round(wl, 1),
-                "closer__route__wall_s": round(r.wall_s, 2), "closer__route__peak_rss_mb": round(r.peak_rss_mb, 1)}
+                "closer__route__wall_s": round(r.wall_s, 2), "closer__route__cpu_s": round(r.cpu_s, 2), "closer__route__peak_rss_mb": round(r.peak_rss_mb, 1)}
 
 
 def port_names(n: Netlist) -> dict[str, str]:

@@ -67,6 +67,7 @@ class RouteResult:
     time_limited: bool = False  # the pass budget or the hard limit ended the rip-up schedule
     patch: str | None = None    # the QROUTER_CLOSER_PATCH value it was routed with (None: the environment's)
     tried: list[tuple[str | None, int]] = field(default_factory=list)  # (patch, best pass's failed nets) per variant run
+    cpu_s: float = 0.0          # qrouter's CPU time (wall times on a shared machine say little)
 
 
 def qrouter_binary() -> Path:
@@ -187,6 +188,7 @@ def route(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: 
     chosen = min(runs, key=lambda r: r.best_failed)  # the first on a tie
     result = chosen.result or chosen.replay()
     result.wall_s = sum(r.wall_s for r in runs) + (result.wall_s if chosen.result is None else 0.0)
+    result.cpu_s = sum(r.cpu_s for r in runs) + (result.cpu_s if chosen.result is None else 0.0)
     result.tried = [(r.patch, r.best_failed) for r in runs]
     return result
 
@@ -199,6 +201,7 @@ class _FullRun:
     patch: str | None
     best_failed: int
     wall_s: float
+    cpu_s: float
     result: RouteResult | None = None
     replay: Callable[[], RouteResult] | None = None
 
@@ -227,15 +230,15 @@ def _route_once(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, 
         passes, final = _parse(done.log)
         return done, passes, final
 
-    def saved_best(passes: list[int], wall: float, rss: float, limited: bool) -> RouteResult:
+    def saved_best(passes: list[int], wall: float, rss: float, limited: bool, cpu: float = 0.0) -> RouteResult:
         shutil.copyfile(best_dir / "best.def", out_def)
         shutil.copyfile(best_dir / "best.rc", rc)
         failed = list(dict.fromkeys((best_dir / "best_failed.txt").read_text().split()))  # listed once each
         return RouteResult(out_def, rc, len(failed), passes, failed, passes.index(min(passes)), wall, rss, limited,
-                           patch)
+                           patch, cpu_s=cpu)
 
     def finished(result: RouteResult) -> _FullRun:
-        return _FullRun(patch, result.failed_nets, result.wall_s, result)
+        return _FullRun(patch, result.failed_nets, result.wall_s, result.cpu_s, result)
 
     try:
         done, passes, final = attempt(cfg.max_passes, "full")
@@ -246,7 +249,7 @@ def _route_once(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, 
                                    cfg.timeout_s, 0.0, True))
     limited = "\nCLOSER_TIME_LIMIT" in done.log.read_text(errors="replace")
     if best_dir is not None and final > 0 and passes and min(passes) < final and (best_dir / "best.def").is_file():
-        return finished(saved_best(passes, done.wall_s, done.peak_rss_mb, limited))
+        return finished(saved_best(passes, done.wall_s, done.peak_rss_mb, limited, done.cpu_s))
     if not out_def.is_file():
         raise ToolError(f"qrouter wrote no DEF; log: {done.log}")
     if cfg.cap_at_best_pass and final > 0 and passes and min(passes) < final:
@@ -255,11 +258,12 @@ def _route_once(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, 
         def replay() -> RouteResult:
             done2, _, final2 = attempt(best, f"capped{best}")
             return RouteResult(out_def, rc, final2, passes, failed_nets(done2.log) if final2 else [], best,
-                               done2.wall_s, max(done.peak_rss_mb, done2.peak_rss_mb), limited, patch)
+                               done2.wall_s, max(done.peak_rss_mb, done2.peak_rss_mb), limited, patch,
+                               cpu_s=done2.cpu_s)
 
-        return _FullRun(patch, min(passes), done.wall_s, replay=replay)
+        return _FullRun(patch, min(passes), done.wall_s, done.cpu_s, replay=replay)
     return finished(RouteResult(out_def, rc, final, passes, failed_nets(done.log) if final else [], None,
-                                done.wall_s, done.peak_rss_mb, limited, patch))
+                                done.wall_s, done.peak_rss_mb, limited, patch, cpu_s=done.cpu_s))
 
 
 def finalize_def(routed_def: Path, layout: Layout, netlist: Netlist, macros: dict[str, Macro],

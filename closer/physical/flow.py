@@ -290,7 +290,8 @@ class Route(Step):
                 "closer__route__failed_net_names": r.failed[:50],
                 "closer__route__capped_at_pass": r.capped_at, "closer__route__time_limited": r.time_limited,
                 "closer__route__qrouter_patch": r.patch,
-                "closer__route__variants_tried": [{"patch": p, "best_failed_nets": n} for p, n in r.tried],
+                "closer__route__variant_patches": [p for p, _ in r.tried],  # flat lists: metrics do not nest
+                "closer__route__variant_best_failed_nets": [n for _, n in r.tried],
                 "detailedroute__route__wirelength": round(wl, 1),
                 "closer__route__wall_s": round(r.wall_s, 2), "closer__route__cpu_s": round(r.cpu_s, 2), "closer__route__peak_rss_mb": round(r.peak_rss_mb, 1)}
 

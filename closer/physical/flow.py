@@ -72,6 +72,7 @@ class PhysicalPaths:
         <out>/placed.def              floorplan + placement + pins + power grid
         <out>/router_cells.lef        qrouter's view of the cells (pin access)
         <out>/route/                  qrouter scripts, logs, <top>_route.def, <top>.rc
+        <out>/route/on/               the same for the second routing variant, when it ran
         <out>/final.def               routed DEF + pin-access vias
         <out>/<top>.gds               the signed-off layout
         <out>/<top>.spef              parasitics (from qrouter's RC trees)

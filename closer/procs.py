@@ -56,6 +56,7 @@ class Completed:
     wall_s: float
     peak_rss_mb: float
     log: Path
+    cpu_s: float = 0.0  # user + system CPU seconds (wait4's rusage: with the children it waited for)
 
     @property
     def ok(self) -> bool:
@@ -90,7 +91,7 @@ def run(command: Command, log: Path, check: bool = True) -> Completed:
         raise ToolTimeout(
             f"{command.argv[0]} ran past its {command.timeout_s:.0f} s limit and was stopped; log: {log}"
         )
-    result = Completed(command, status, wall, rusage.ru_maxrss / 1024.0, log)
+    result = Completed(command, status, wall, rusage.ru_maxrss / 1024.0, log, rusage.ru_utime + rusage.ru_stime)
     if check and not result.ok:
         raise ToolError(
             f"{command.argv[0]} exited with {status}; log: {log}\n{result.log_tail()}"

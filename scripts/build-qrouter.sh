@@ -6,8 +6,9 @@
 # numbers after SPECIALNETS) is required by closer.physical, see docs/physical.md.
 # Idempotent: when the installed binary's stamp matches the version + patch hash, it exits at once.
 #
-# Installs into $QROUTER_PREFIX (default: <repo>/.venv/opt/qrouter) and links
-# .venv/bin/qrouter-1.4.88 to it.
+# Installs into <repo>/.venv/opt/qrouter and links .venv/bin/qrouter-1.4.88 to it. With
+# QROUTER_PREFIX set it installs there and links nothing (a private build, selected at run time by
+# CLOSER_QROUTER_PREFIX; the venv may be shared with other checkouts).
 set -euo pipefail
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
 VERSION=1.4.88
@@ -44,8 +45,9 @@ if [[ ! -f "$TARBALL" ]]; then
   [[ "${found[0]}" == "$TARBALL" ]] || mv "${found[0]}" "$TARBALL"
 fi
 
-BUILD="$CACHE/build"
-rm -rf "$BUILD"; mkdir -p "$BUILD"
+# A private build directory: two checkouts may build at once with the same cache.
+BUILD="$(mktemp -d "$CACHE/build.XXXXXX")"
+trap 'rm -rf "$BUILD"' EXIT
 tar -xzf "$TARBALL" -C "$BUILD"
 SRC=("$BUILD"/qrouter-*)
 cd "${SRC[0]}"
@@ -53,10 +55,12 @@ for p in "${PATCHES[@]}"; do
   echo "applying $(basename "$p")"
   patch -p1 < "$p"
 done
-./configure --prefix="$PREFIX" --with-tcl=/usr/lib/tcl8.6 --with-tk=/usr/lib/tk8.6 >"$CACHE/configure.log" 2>&1 \
-  || { tail -20 "$CACHE/configure.log"; exit 1; }
-make -j"${QROUTER_JOBS:-1}" >"$CACHE/make.log" 2>&1 || { tail -30 "$CACHE/make.log"; exit 1; }
-make install >"$CACHE/install.log" 2>&1 || { tail -20 "$CACHE/install.log"; exit 1; }
+./configure --prefix="$PREFIX" --with-tcl=/usr/lib/tcl8.6 --with-tk=/usr/lib/tk8.6 >"$BUILD/configure.log" 2>&1 \
+  || { tail -20 "$BUILD/configure.log"; exit 1; }
+make -j"${QROUTER_JOBS:-1}" >"$BUILD/make.log" 2>&1 || { tail -30 "$BUILD/make.log"; exit 1; }
+make install >"$BUILD/install.log" 2>&1 || { tail -20 "$BUILD/install.log"; exit 1; }
 echo "$STAMP_WANT" > "$STAMP"
-ln -sf "$PREFIX/bin/qrouter" "$REPO/.venv/bin/qrouter-$VERSION"
+if [[ -z "${QROUTER_PREFIX:-}" ]]; then
+  ln -sf "$PREFIX/bin/qrouter" "$REPO/.venv/bin/qrouter-$VERSION"
+fi
 echo "qrouter $VERSION built at $PREFIX/bin/qrouter"

@@ -61,6 +61,21 @@ def test_the_key_covers_the_pdk_and_the_tools(tmp_path: Path, monkeypatch) -> No
     assert reuse.flow_key(folder, TAIL, str(tmp_path / "empty-path")) != _key(folder)  # other tool programs
 
 
+def test_the_key_covers_the_qrouter_build_the_environment_selects(tmp_path: Path, monkeypatch) -> None:
+    folder = _design(tmp_path)
+    monkeypatch.delenv("CLOSER_QROUTER_PREFIX", raising=False)
+    shared = _key(folder)
+    build = tmp_path / "qr" / "share" / "qrouter"
+    build.mkdir(parents=True)
+    (build / "qrouter.so").write_bytes(b"one build")
+    monkeypatch.setenv("CLOSER_QROUTER_PREFIX", str(tmp_path / "qr"))
+    private = _key(folder)
+    assert private != shared
+    time.sleep(0.01)
+    (build / "qrouter.so").write_bytes(b"another build, rebuilt")
+    assert _key(folder) != private
+
+
 def _stored_run(tmp_path: Path, cache: reuse.FlowCache, key: str) -> Path:
     out = tmp_path / "run" / "flow"
     (out / "sc").mkdir(parents=True)

@@ -159,3 +159,27 @@ def test_strict_exit_and_verdict_line_follow_the_signoff(weak_runs):
         assert "flow: " in done.stderr
         if name == "off":
             assert "✗" in last.split("sta ss_100C_1v60")[1]
+
+
+def test_routing_tries_a_second_variant_only_after_unrouted_nets(weak_runs):
+    """closer.physical.route.route with real qrouter runs: the weak gcd with the defaults routes
+    completely with the first variant (keep-out + tracks) and stops there; with buffering off the
+    first leaves nets unrouted, so the pin reserve is tried, wins, and the beaten first variant is
+    not replayed (only its full schedule ran). (Should a placement change move these outcomes,
+    the assertions on the order and the replay still hold; only the counts need a new look.)"""
+    import json
+
+    from closer.physical.route.route import RouteConfig
+
+    variants = RouteConfig().patch_variants
+    for name, runs in (("default", 1), ("off", 2)):
+        meta = json.loads(weak_runs[name].read_text())
+        patches, failed = meta["closer__route__variant_patches"], meta["closer__route__variant_best_failed_nets"]
+        assert patches == list(variants[:runs]), (name, patches, failed)
+        assert all(n > 0 for n in failed[:-1])
+        assert meta["closer__route__qrouter_patch"] == patches[failed.index(min(failed))]
+        assert meta["closer__route__cpu_s"] > 0
+    off = json.loads(weak_runs["off"].read_text())
+    assert off["closer__route__unrouted_nets"] == 0 and off["closer__route__qrouter_patch"] == variants[1]
+    route_dir = FlowPaths(weak_runs["off"].parent, "gcd").node_dir("pnr") / "phys" / "route"
+    assert (route_dir / "qrouter_full.log").is_file() and not list(route_dir.glob("qrouter_capped*.log"))

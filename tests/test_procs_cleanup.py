@@ -79,6 +79,13 @@ def test_exit_status_and_rusage_either_way(tmp_path: Path, wait_path: str):
     assert done.returncode == 3
     assert 0.2 <= done.wall_s < 5
     assert done.peak_rss_mb > 0
+    assert done.cpu_s < 0.2  # sleeping costs no CPU
+
+
+def test_cpu_time_is_the_child_s_own(tmp_path: Path, wait_path: str):
+    spin = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.4: pass"
+    done = run(Command([sys.executable, "-c", spin]), tmp_path / "log")
+    assert 0.4 <= done.cpu_s <= done.wall_s + 0.05
 
 
 def test_timeout_kills_the_whole_group(tmp_path: Path, wait_path: str):

@@ -121,12 +121,18 @@ def pdk_digest(root: Path) -> str:
 
 
 def tools_digest(search_path: str) -> str:
-    """The programs on the flow's PATH and every installed Python distribution (a pip install or
-    upgrade of any of them is a new key)."""
+    """The programs on the flow's PATH, the qrouter build `CLOSER_QROUTER_PREFIX` selects, and every
+    installed Python distribution (a pip install or upgrade of any of them is a new key)."""
     lines = [environment_fingerprint()]
     for name in PROGRAMS:
         found = shutil.which(name, path=search_path)
         lines.append(f"{name}=" + (stat_key(Path(found)) if found else "absent"))
+    from closer.physical.route.route import QROUTER_PREFIX_ENV  # another qrouter build
+
+    prefix = os.environ.get(QROUTER_PREFIX_ENV)
+    if prefix:
+        library = Path(prefix) / "share" / "qrouter" / "qrouter.so"
+        lines.append(f"{QROUTER_PREFIX_ENV}={prefix}:" + (stat_key(library) if library.is_file() else "absent"))
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 

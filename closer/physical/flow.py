@@ -72,6 +72,7 @@ class PhysicalPaths:
         <out>/placed.def              floorplan + placement + pins + power grid
         <out>/router_cells.lef        qrouter's view of the cells (pin access)
         <out>/route/                  qrouter scripts, logs, <top>_route.def, <top>.rc
+        <out>/route/on/               the same for the second routing variant, when it ran
         <out>/final.def               routed DEF + pin-access vias
         <out>/<top>.gds               the signed-off layout
         <out>/<top>.spef              parasitics (from qrouter's RC trees)
@@ -289,8 +290,11 @@ class Route(Step):
         return {"closer__route__unrouted_nets": r.failed_nets, "closer__route__passes": r.passes,
                 "closer__route__failed_net_names": r.failed[:50],
                 "closer__route__capped_at_pass": r.capped_at, "closer__route__time_limited": r.time_limited,
+                "closer__route__qrouter_patch": r.patch,
+                "closer__route__variant_patches": [p for p, _ in r.tried],  # flat lists: metrics do not nest
+                "closer__route__variant_best_failed_nets": [n for _, n in r.tried],
                 "detailedroute__route__wirelength": round(wl, 1),
-                "closer__route__wall_s": round(r.wall_s, 2), "closer__route__peak_rss_mb": round(r.peak_rss_mb, 1)}
+                "closer__route__wall_s": round(r.wall_s, 2), "closer__route__cpu_s": round(r.cpu_s, 2), "closer__route__peak_rss_mb": round(r.peak_rss_mb, 1)}
 
 
 def port_names(n: Netlist) -> dict[str, str]:
@@ -363,7 +367,7 @@ class Repair(Step):
             left = max(0.0, repair_end - time.monotonic())
             rcfg = replace(cfg.route, pass_budget_s=min(cfg.route.pass_budget_s, left))
             return route.reroute(ctx.pdk.tech_lef, ctx.paths.router_lef, base.routed_def, base.rc_file,
-                                 ctx.layout, rdir, rcfg, nets, before)
+                                 ctx.layout, rdir, rcfg, nets, before, r.patch)
 
         def signoff(routed_def, rc, failed, rdir):
             final_def = route.finalize_def(routed_def, ctx.layout, ctx.netlist, ctx.macros, ctx.access,

@@ -8,8 +8,10 @@ qrouter is deterministic, so when later passes get worse the run is replayed cap
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +24,7 @@ from closer.physical.route.pinaccess import AccessPoint
 from closer.procs import Command, run
 
 QROUTER_VERSION = "1.4.88"
+QROUTER_PREFIX_ENV = "CLOSER_QROUTER_PREFIX"  # another build (also part of closer.flow.reuse's key)
 SCHEDULE = [("10", 10), ("20", 10), ("30", 10), ("40", 10), ("50", 10), ("60", 10), ("70", 10),
             ("80", 10), ("90", 10), ("100", 10), ("none", 20), ("none", 40), ("none", 60),
             ("none", 80), ("none", 100)]
@@ -43,6 +46,12 @@ class RouteConfig:
                                          # 6 failed nets after 11 passes and ~20 min on 2 shared cores
     timeout_s: float = 1800.0            # hard limit: qrouter is killed (the saved best pass, if
                                          # any, is still taken)
+    # QROUTER_CLOSER_PATCH per attempt: the first always; the next only when the previous left
+    # nets unrouted, on designs below save_best_min_nets nets (the fewest failed nets wins).
+    # qrouter's rip-up is chaotic: the pin reserve takes the weak gcd (off) from 10 unrouted nets
+    # to 0 but leaves the weak gcd (defaults) at 12 where the keep-out alone routes it, and the
+    # keep-out alone routes every design that routed before the reserve (docs/physical.md)
+    patch_variants: tuple[str, ...] = ("keepout,tracks", "on")
 
 
 @dataclass
@@ -56,10 +65,16 @@ class RouteResult:
     wall_s: float = 0.0
     peak_rss_mb: float = 0.0
     time_limited: bool = False  # the pass budget or the hard limit ended the rip-up schedule
+    patch: str | None = None    # the QROUTER_CLOSER_PATCH value it was routed with (None: the environment's)
+    tried: list[tuple[str | None, int]] = field(default_factory=list)  # (patch, best pass's failed nets) per variant run
+    cpu_s: float = 0.0          # qrouter's CPU time (wall times on a shared machine say little)
 
 
 def qrouter_binary() -> Path:
-    path = repo_paths().venv / "opt" / "qrouter" / "bin" / "qrouter"
+    """`$CLOSER_QROUTER_PREFIX/bin/qrouter` (another build, e.g. for a before/after measurement),
+    else the one scripts/build-qrouter.sh installs into the venv."""
+    prefix = os.environ.get(QROUTER_PREFIX_ENV)
+    path = (Path(prefix) if prefix else repo_paths().venv / "opt" / "qrouter") / "bin" / "qrouter"
     if not path.is_file():
         raise ToolMissing(f"qrouter {QROUTER_VERSION} not built at {path}: run scripts/build-qrouter.sh")
     return path
@@ -148,8 +163,51 @@ def _parse(log: Path) -> tuple[list[int], int]:
     return passes, int(final[-1])
 
 
+PATCH_ENV = "QROUTER_CLOSER_PATCH"
+
+
+def _patch_env(patch: str | None) -> dict[str, str]:
+    return {PATCH_ENV: patch} if patch else {}
+
+
 def route(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: Path,
           cfg: RouteConfig, netlist: Netlist | None = None) -> RouteResult:
+    """qrouter with each of `cfg.patch_variants` in turn (the first in `work`, the others in a
+    subfolder each) until one leaves no net unrouted; else the one whose best pass failed the
+    fewest nets, and only that one is replayed to its best pass (see `_route_once`). A
+    QROUTER_CLOSER_PATCH set in the environment is the only variant."""
+    small = netlist is None or len(netlist.nets) < cfg.save_best_min_nets
+    variants: tuple[str | None, ...] = (None,) if PATCH_ENV in os.environ else (
+        cfg.patch_variants if small else cfg.patch_variants[:1])
+    runs: list[_FullRun] = []
+    for i, patch in enumerate(variants):
+        folder = work / (patch or "").replace(",", "_") if i else work
+        runs.append(_route_once(tech_lef, router_lef, in_def, layout, folder, cfg, netlist, patch))
+        if runs[-1].result is not None and runs[-1].result.failed_nets == 0:
+            break
+    chosen = min(runs, key=lambda r: r.best_failed)  # the first on a tie
+    result = chosen.result or chosen.replay()
+    result.wall_s = sum(r.wall_s for r in runs) + (result.wall_s if chosen.result is None else 0.0)
+    result.cpu_s = sum(r.cpu_s for r in runs) + (result.cpu_s if chosen.result is None else 0.0)
+    result.tried = [(r.patch, r.best_failed) for r in runs]
+    return result
+
+
+@dataclass
+class _FullRun:
+    """One variant's full schedule: its result, or (when its last pass was worse than its best,
+    below save_best_min_nets nets) what replaying it capped at its best pass needs, deferred so
+    that a variant another one beats is never replayed."""
+    patch: str | None
+    best_failed: int
+    wall_s: float
+    cpu_s: float
+    result: RouteResult | None = None
+    replay: Callable[[], RouteResult] | None = None
+
+
+def _route_once(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: Path,
+                cfg: RouteConfig, netlist: Netlist | None, patch: str | None) -> _FullRun:
     binary = qrouter_binary()
     work.mkdir(parents=True, exist_ok=True)
     out_def, rc = work / f"{layout.top}_route.def", work / f"{layout.top}.rc"
@@ -167,37 +225,45 @@ def route(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: 
         tcl = work / f"route_{tag}.tcl"
         tcl.write_text(_script(tech_lef, router_lef, in_def, out_def, rc, layout, cfg, max_pass, priority,
                                save_best=best_dir if tag == "full" else None))
-        done = run(Command([str(binary), "-noc", "-nog", "-s", str(tcl)], cwd=work, timeout_s=cfg.timeout_s),
-                   work / f"qrouter_{tag}.log", check=False)
+        done = run(Command([str(binary), "-noc", "-nog", "-s", str(tcl)], cwd=work, timeout_s=cfg.timeout_s,
+                           env=_patch_env(patch)), work / f"qrouter_{tag}.log", check=False)
         passes, final = _parse(done.log)
         return done, passes, final
 
-    def saved_best(passes: list[int], wall: float, rss: float, limited: bool) -> RouteResult:
+    def saved_best(passes: list[int], wall: float, rss: float, limited: bool, cpu: float = 0.0) -> RouteResult:
         shutil.copyfile(best_dir / "best.def", out_def)
         shutil.copyfile(best_dir / "best.rc", rc)
         failed = list(dict.fromkeys((best_dir / "best_failed.txt").read_text().split()))  # listed once each
-        return RouteResult(out_def, rc, len(failed), passes, failed, passes.index(min(passes)), wall, rss, limited)
+        return RouteResult(out_def, rc, len(failed), passes, failed, passes.index(min(passes)), wall, rss, limited,
+                           patch, cpu_s=cpu)
+
+    def finished(result: RouteResult) -> _FullRun:
+        return _FullRun(patch, result.failed_nets, result.wall_s, result.cpu_s, result)
 
     try:
         done, passes, final = attempt(cfg.max_passes, "full")
     except ToolTimeout:
         if best_dir is None or not (best_dir / "best.def").is_file():
             raise
-        return saved_best(_passes((work / "qrouter_full.log").read_text(errors="replace")), cfg.timeout_s, 0.0, True)
+        return finished(saved_best(_passes((work / "qrouter_full.log").read_text(errors="replace")),
+                                   cfg.timeout_s, 0.0, True))
     limited = "\nCLOSER_TIME_LIMIT" in done.log.read_text(errors="replace")
-    wall, rss, capped, last = done.wall_s, done.peak_rss_mb, None, done
     if best_dir is not None and final > 0 and passes and min(passes) < final and (best_dir / "best.def").is_file():
-        return saved_best(passes, wall, rss, limited)
-    if cfg.cap_at_best_pass and final > 0 and passes and min(passes) < final:
-        best = passes.index(min(passes))
-        done2, passes2, final2 = attempt(best, f"capped{best}")
-        wall += done2.wall_s
-        rss = max(rss, done2.peak_rss_mb)
-        final, capped, last = final2, best, done2
+        return finished(saved_best(passes, done.wall_s, done.peak_rss_mb, limited, done.cpu_s))
     if not out_def.is_file():
         raise ToolError(f"qrouter wrote no DEF; log: {done.log}")
-    failed = failed_nets(last.log) if final else []
-    return RouteResult(out_def, rc, final, passes, failed, capped, wall, rss, limited)
+    if cfg.cap_at_best_pass and final > 0 and passes and min(passes) < final:
+        best = passes.index(min(passes))
+
+        def replay() -> RouteResult:
+            done2, _, final2 = attempt(best, f"capped{best}")
+            return RouteResult(out_def, rc, final2, passes, failed_nets(done2.log) if final2 else [], best,
+                               done2.wall_s, max(done.peak_rss_mb, done2.peak_rss_mb), limited, patch,
+                               cpu_s=done2.cpu_s)
+
+        return _FullRun(patch, min(passes), done.wall_s, done.cpu_s, replay=replay)
+    return finished(RouteResult(out_def, rc, final, passes, failed_nets(done.log) if final else [], None,
+                                done.wall_s, done.peak_rss_mb, limited, patch, cpu_s=done.cpu_s))
 
 
 def finalize_def(routed_def: Path, layout: Layout, netlist: Netlist, macros: dict[str, Macro],
@@ -305,16 +371,54 @@ def _piece_points(block: str) -> list[tuple[int, int]]:
     return points
 
 
+VIA_LAYERS = {"L1M1": ("li1", "met1"), "M1M2": ("met1", "met2"), "M2M3": ("met2", "met3"), "M3M4": ("met3", "met4"),
+              "M4M5": ("met4", "met5")}
+Span = tuple[int, int, int, int]  # a wire's centre line or a via point: x1, y1, x2, y2 (x1 <= x2, y1 <= y2)
+
+
+def _layer_spans(block: str) -> dict[str, list[Span]]:
+    """A net's routing per layer: every wire's centre line and every via point (on both its layers)."""
+    out: dict[str, list[Span]] = {}
+    for piece in re.split(r"\+\s*ROUTED|\bNEW\b", block)[1:]:
+        layer = piece.split()[0] if piece.split() else ""
+        prev = None
+        for xs, ys in re.findall(r"\(\s*(\S+)\s+(\S+)(?:\s+\S+)?\s*\)", piece):
+            if prev is None and "*" in (xs, ys):
+                break
+            point = (prev[0] if xs == "*" else int(xs), prev[1] if ys == "*" else int(ys))
+            a = prev or point
+            out.setdefault(layer, []).append((min(a[0], point[0]), min(a[1], point[1]),
+                                              max(a[0], point[0]), max(a[1], point[1])))
+            prev = point
+        via = re.search(r"\b(L1M1|M1M2|M2M3|M3M4|M4M5)_\w+\s*;?\s*$", piece)
+        if via and prev is not None:
+            for via_layer in VIA_LAYERS[via.group(1)]:
+                out.setdefault(via_layer, []).append((prev[0], prev[1], prev[0], prev[1]))
+    return out
+
+
 def snap_offset_wires_to_net_rows(def_text: str) -> tuple[str, int]:
     """The same qrouter offset when the shifted wire ends in a via instead of continuing (so
-    `snap_offset_segments` sees no next segment on the grid row): the row is the one where the
+    `snap_offset_segments` sees no next segment on the grid row). The row is the one where the
     net's other routing meets the wire (a via landing on it), within one pitch of the written y.
     Measured on fifo8: a Q-to-mux met1 wire written 0.155 um above its row touched the L1M1 pad
-    of the next pin (an LVS short the repair could not remove: every reroute wrote it again)."""
+    of the next pin (an LVS short the repair could not remove: every reroute wrote it again).
+    Without that evidence (or with two such rows), the row is the one of the two grid rows
+    within a pitch that no other net's routing on the layer crosses inside the wire's span:
+    qrouter never puts two nets on one grid point. Measured on timer_arst `wide`: a mux A0 pad to
+    flop Q wire written 0.185 um above its row, over another net's M1M2 pad on that row (the
+    short `_004_`/`bank_185_` every repair round rewrote)."""
     count = 0
     start = def_text.index("\nNETS ")
     end = def_text.index("END NETS", start)
     blocks = re.split(r"\n(?=- )", def_text[start:end])
+    spans = {i: _layer_spans(block) for i, block in enumerate(blocks)}
+
+    def taken(row: int, xa: int, xb: int, layer: str, own: int) -> bool:
+        lo, hi = min(xa, xb), max(xa, xb)
+        return any(y1 <= row <= y2 and x1 <= hi and x2 >= lo
+                   for i, layers in spans.items() if i != own for x1, y1, x2, y2 in layers.get(layer, ()))
+
     for i, block in enumerate(blocks):
         points = _piece_points(block)
 
@@ -326,12 +430,16 @@ def snap_offset_wires_to_net_rows(def_text: str) -> tuple[str, int]:
             rows = {y for x, y in points if (y - GRID_Y0) % GRID_PITCH == 0 and abs(y - yo) < GRID_PITCH
                     and min(xa, xb) < x < max(xa, xb)}
             if len(rows) != 1:
+                below = yo - (yo - GRID_Y0) % GRID_PITCH
+                rows = {r for r in (rows or {below, below + GRID_PITCH}) if not taken(r, xa, xb, m["layer"], i)}
+            if len(rows) != 1:
                 return m.group(0)
             yg = rows.pop()
             count += 1
-            indent = "\n  "
-            return (f"{m['head']} ( {xa} {yg} ) ( {xb} * ){m['tail']}"
-                    f"{indent}NEW {m['layer']} ( {xa} {yg} ) ( * {yo} )")
+            tail = m["tail"].rstrip()
+            end = " ;" if tail.endswith(";") else ""  # the net's last statement: the jog goes before its ;
+            return (f"{m['head']} ( {xa} {yg} ) ( {xb} * ){tail.removesuffix(';').rstrip()} "
+                    f"\n  NEW {m['layer']} ( {xa} {yg} ) ( * {yo} ){end}")
 
         blocks[i] = _WIRE_PIECE.sub(fix, block)
     return def_text[:start] + "\n".join(blocks) + def_text[end:], count
@@ -384,8 +492,10 @@ def have_qrouter() -> bool:
 
 
 def reroute(tech_lef: Path, router_lef: Path, routed_def: Path, rc_file: Path, layout: Layout, work: Path,
-            cfg: RouteConfig, nets: set[str], before_read: list[str]) -> tuple[Path, Path, list[str]]:
-    """Reroute only `nets` against the rest of `routed_def`'s wiring (see closer.physical.repair.repair);
+            cfg: RouteConfig, nets: set[str], before_read: list[str],
+            patch: str | None = None) -> tuple[Path, Path, list[str]]:
+    """Reroute only `nets` against the rest of `routed_def`'s wiring (see closer.physical.repair.repair),
+    with the QROUTER_CLOSER_PATCH value `patch` the routing used;
     returns the spliced routed DEF and RC file and the nets qrouter left unrouted."""
     from closer.physical.repair.repair import splice_rc, splice_routes, strip_routes
 
@@ -400,8 +510,8 @@ def reroute(tech_lef: Path, router_lef: Path, routed_def: Path, rc_file: Path, l
     tcl = work / "reroute.tcl"
     tcl.write_text(_script(tech_lef, router_lef, partial, out_def, out_rc, layout, cfg, cfg.max_passes,
                            before_read=before_read, after_read=[f"ignore {' '.join(others)}"] if others else []))
-    done = run(Command([str(binary), "-noc", "-nog", "-s", str(tcl)], cwd=work, timeout_s=cfg.timeout_s),
-               work / "qrouter_reroute.log", check=False)
+    done = run(Command([str(binary), "-noc", "-nog", "-s", str(tcl)], cwd=work, timeout_s=cfg.timeout_s,
+                       env=_patch_env(patch)), work / "qrouter_reroute.log", check=False)
     _, final = _parse(done.log)
     if not out_def.is_file():
         raise ToolError(f"qrouter wrote no DEF in the repair run; log: {done.log}")

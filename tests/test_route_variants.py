@@ -1,0 +1,86 @@
+"""Which qrouter variant (QROUTER_CLOSER_PATCH) closer.physical.route.route.route takes: the first
+of `RouteConfig.patch_variants` always, the next only when the previous left nets unrouted, the
+fewest failed nets at a best pass wins, and only the winner is replayed to its best pass. The
+variant runs are stand-ins here (what each would leave); the real qrouter runs of both variants
+are in tests/test_flow_settings.py (the weak gcd, buffering off, needs the second; with the
+defaults it does not)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from closer.physical.io.netlist import Netlist
+from closer.physical.route import route as route_mod
+from closer.physical.route.route import PATCH_ENV, RouteConfig, RouteResult, _FullRun
+
+
+def _netlist(nets: int) -> Netlist:
+    return Netlist("t", {}, {}, {f"n{i}": [] for i in range(nets)})
+
+
+class _Variants:
+    """Stand-in for `_route_once`: per patch, (best pass's failed nets, needs a replay)."""
+
+    def __init__(self, outcomes: dict[str | None, tuple[int, bool]]):
+        self.outcomes = outcomes
+        self.ran: list[str | None] = []
+        self.replayed: list[str | None] = []
+
+    def __call__(self, tech_lef, router_lef, in_def, layout, work: Path, cfg, netlist, patch) -> _FullRun:
+        self.ran.append(patch)
+        failed, needs_replay = self.outcomes[patch]
+
+        def result() -> RouteResult:
+            return RouteResult(work / "r.def", work / "r.rc", failed, [failed], [], None, 5.0, 1.0, False, patch,
+                               cpu_s=4.0)
+
+        if not needs_replay:
+            return _FullRun(patch, failed, 10.0, 8.0, result())
+
+        def replay() -> RouteResult:
+            self.replayed.append(patch)
+            return result()
+
+        return _FullRun(patch, failed, 10.0, 8.0, replay=replay)
+
+
+def _route(monkeypatch, tmp_path: Path, outcomes, nets: int = 300) -> tuple[RouteResult, _Variants]:
+    fake = _Variants(outcomes)
+    monkeypatch.setattr(route_mod, "_route_once", fake)
+    monkeypatch.delenv(PATCH_ENV, raising=False)
+    cfg = RouteConfig(patch_variants=("first", "second"))
+    return route_mod.route(tmp_path, tmp_path, tmp_path, None, tmp_path, cfg, _netlist(nets)), fake
+
+
+def test_a_complete_first_variant_is_the_only_run(monkeypatch, tmp_path: Path):
+    result, fake = _route(monkeypatch, tmp_path, {"first": (0, False), "second": (0, False)})
+    assert fake.ran == ["first"] and result.patch == "first" and result.tried == [("first", 0)]
+
+
+def test_the_second_runs_only_after_unrouted_nets_and_the_loser_is_not_replayed(monkeypatch, tmp_path: Path):
+    result, fake = _route(monkeypatch, tmp_path, {"first": (10, True), "second": (0, False)})
+    assert fake.ran == ["first", "second"] and fake.replayed == []
+    assert result.patch == "second" and result.failed_nets == 0
+    assert result.tried == [("first", 10), ("second", 0)]
+    assert result.wall_s == 20.0 and result.cpu_s == 16.0  # both full runs
+
+
+@pytest.mark.parametrize("first, second, winner", [(3, 7, "first"), (7, 3, "second"), (4, 4, "first")])
+def test_only_the_winner_of_two_failing_variants_is_replayed(monkeypatch, tmp_path: Path, first, second, winner):
+    result, fake = _route(monkeypatch, tmp_path, {"first": (first, True), "second": (second, True)})
+    assert fake.ran == ["first", "second"] and fake.replayed == [winner]
+    assert result.patch == winner and result.failed_nets == min(first, second)
+    assert result.wall_s == 25.0 and result.cpu_s == 20.0  # two full runs and one replay
+
+
+def test_large_designs_and_a_patch_from_the_environment_run_one_variant(monkeypatch, tmp_path: Path):
+    result, fake = _route(monkeypatch, tmp_path, {"first": (5, False), "second": (0, False)},
+                          nets=RouteConfig().save_best_min_nets)
+    assert fake.ran == ["first"] and result.failed_nets == 5
+    fake = _Variants({None: (5, False)})
+    monkeypatch.setattr(route_mod, "_route_once", fake)
+    monkeypatch.setenv(PATCH_ENV, "off")
+    route_mod.route(tmp_path, tmp_path, tmp_path, None, tmp_path, RouteConfig(), _netlist(300))
+    assert fake.ran == [None]

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class SynthStrategy(StrEnum):
-    BALANCED = "balanced"  # depth-balancing restructuring first, then the `area` mapping
+    BALANCED = "balanced"  # AIG rewriting and depth balancing first, then the `area` mapping
     AREA = "area"     # one delay-aware mapping with area recovery up to the delay target
     DELAY = "delay"   # ORFS's abc_speed: repeated AIG restructuring and mapping, then the same
 
@@ -51,8 +51,8 @@ class SynthSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
     synth_strategy: SynthStrategy = Field(
         SynthStrategy.BALANCED, strict=False,  # a TOML string names the member, also in strict models
-        description="ABC mapping script: `balanced` (`&if -g` depth balancing, then the `area` "
-        "mapping), `area` (Yosys's delay-targeted `&nf` with area recovery) or `delay` (ORFS's "
+        description="ABC mapping script: `balanced` (`&syn2` rewriting and `&if -g` depth balancing, "
+        "then the `area` mapping), `area` (Yosys's delay-targeted `&nf` with area recovery) or `delay` (ORFS's "
         "abc_speed restructuring loop, more area)")
     synth_buffering: bool = Field(
         True, description="ABC `buffer -N max_fanout -p`: fanout trees on every net with more "

@@ -581,7 +581,7 @@ class SetupRepair(Step):
             result = sizing.size_for_setup(corner, ctx.pdk.liberty(corner), ctx.netlist_v, ctx.top,
                                            _timing_sdc(ctx), ctx.paths.spef,
                                            bool(ctx.metrics.get("closer__cts__buffers")), ctx.netlist,
-                                           ctx.macros, cfg, ctx.paths.sta_dir / "sizing",
+                                           ctx.macros, cfg, ctx.paths.sta_dir / "sizing" / f"round{rounds + 1}",
                                            _cap_drivers(ctx, corner))
             rounds += 1
             # OpenSTA's own before/after on the round's SPEF (the sign-off numbers come from the reroute)

@@ -57,7 +57,7 @@ def test_isolation_improves_a_failing_gcd_and_leaves_a_met_one(repo, pdk_paths, 
     macros = read_macros(pdk_paths.cell_lef)
     src, sdc, netlist = _gcd_netlist(repo, pdk_paths, tmp_path, 6.0)
     lib = pdk_paths.liberty(SS)
-    cfg = sizing.SizingConfig(max_passes=0, buffer_passes=4, setup_derate=1.0)  # buffering alone
+    cfg = sizing.SizingConfig(max_passes=0, buffer_passes=4, setup_derate=1.0, drv_repair=False)  # buffering alone
     r = sizing.size_for_setup(SS, lib, src, "gcd", sdc, None, False, netlist, macros, cfg, tmp_path / "w")
     assert r.ws_before_ns < 0 and not r.resized and r.isolations and r.ws_after_ns > r.ws_before_ns
     assert all(len(i.sinks) >= 1 and i.master in buffering.BUFFER_CELLS for i in r.isolations)

@@ -75,7 +75,7 @@ def test_sizing_improves_a_failing_gcd_and_leaves_a_met_one(repo, pdk_paths, tmp
     macros = read_macros(pdk_paths.cell_lef)
     src, sdc, netlist = _gcd_netlist(repo, pdk_paths, tmp_path, 4.0)
     lib = pdk_paths.liberty(SS)
-    cfg = sizing.SizingConfig(max_passes=8, buffer_passes=0, setup_derate=1.0)  # sizing alone, as sign-off times it
+    cfg = sizing.SizingConfig(max_passes=8, buffer_passes=0, setup_derate=1.0, drv_repair=False)  # setup sizing alone
     r = sizing.size_for_setup(SS, lib, src, "gcd", sdc, None, False, netlist, macros, cfg, tmp_path / "w")
     assert r.ws_before_ns < 0 and r.resized and r.ws_after_ns > r.ws_before_ns and r.tns_after_ns > r.tns_before_ns
     assert all(re.sub(r"_\d+$", "", old) == re.sub(r"_\d+$", "", new) for old, new in r.resized.values())
@@ -91,3 +91,39 @@ def relaxed_run(lib: Path, src: Path, netlist: Netlist, macros, cfg: sizing.Sizi
     relaxed = tmp_path / "relaxed.sdc"
     relaxed.write_text("create_clock -name core_clock -period 40 [get_ports clk]\n")
     return sizing.size_for_setup(SS, lib, src, "gcd", relaxed, None, False, netlist, macros, cfg, tmp_path / "m")
+
+
+def test_script_reads_the_cap_drivers_as_data_and_drv_repair_can_be_off(tmp_path: Path):
+    names = tmp_path / "cap.txt"
+    args = (tmp_path / "x.lib", tmp_path / "x.v", "top", tmp_path / "x.sdc", None, False, {}, )
+    on = sizing.sizing_script(*args, sizing.SizingConfig(dont_use=()), tmp_path / "out", names)
+    assert f"open {{{names}}} r" in on and "pin_slew_limit_violations" in on
+    assert on.index("CLOSER_BEFORE") < on.index("pin_slew_limit_violations") < on.index("find_timing_paths")
+    off = sizing.sizing_script(*args, sizing.SizingConfig(dont_use=(), drv_repair=False), tmp_path / "out", names)
+    assert "pin_slew_limit_violations" not in off and str(names) not in off
+
+
+@pytest.mark.slow
+def test_drv_sizing_upsizes_overloaded_drivers_and_leaves_a_clean_netlist(repo, pdk_paths, tmp_path: Path):
+    """gcd mapped without fanout buffering, at a 40 ns clock (setup met): gates driving wide nets
+    miss max transition at ss; the repair upsizes them and OpenSTA, timing the edited netlist
+    again, finds no violation. On the repaired netlist nothing is resized, unless a driver is
+    named as over its max capacitance: that one goes one size up."""
+    from closer.physical.io.lef import read_macros
+
+    macros = read_macros(pdk_paths.cell_lef)
+    src, sdc, netlist = _gcd_netlist(repo, pdk_paths, tmp_path, 40.0)
+    lib = pdk_paths.liberty(SS)
+    assert sta.run_sta(SS, lib, src, "gcd", sdc, None, tmp_path / "w0").max_slew_violations > 0
+    cfg = sizing.SizingConfig()
+    r = sizing.size_for_setup(SS, lib, src, "gcd", sdc, None, False, netlist, macros, cfg, tmp_path / "w")
+    assert r.resized and r.drv_resized == len(r.resized) and r.ws_before_ns >= 0
+    sized = sizing.write_verilog(src, tmp_path / "sized.v", netlist, r.resized)
+    assert sta.run_sta(SS, lib, sized, "gcd", sdc, None, tmp_path / "w1").max_slew_violations == 0
+    clean = sizing.size_for_setup(SS, lib, sized, "gcd", sdc, None, False, netlist, macros, cfg, tmp_path / "c")
+    assert not clean.resized and clean.drv_resized == 0
+    flop = next(name for name, inst in netlist.instances.items() if inst.master == "sky130_fd_sc_hd__dfxtp_1")
+    named = sizing.size_for_setup(SS, lib, sized, "gcd", sdc, None, False, netlist, macros, cfg, tmp_path / "n",
+                                  (netlist.original.get(flop, flop),))
+    assert named.resized == {flop: ("sky130_fd_sc_hd__dfxtp_1", "sky130_fd_sc_hd__dfxtp_2")}
+    assert named.drv_resized == 1

@@ -560,10 +560,12 @@ class Sta(Step):
 
 
 class SetupRepair(Step):
-    """Setup repair when the signed-off layout misses setup at a corner: OpenSTA sizes the worst
-    paths' drivers on the sign-off SPEF at the worst corner (closer.physical.repair.sizing), the
-    resized cells go into the layout, and the layout is routed and signed off again (antenna and
-    STA included), up to `SizingConfig.max_rounds` times while a round resizes something."""
+    """Setup and max-slew/max-cap repair when the signed-off layout misses setup or has such a
+    violation at a corner: OpenSTA sizes the violations' drivers and the worst paths' drivers on
+    the sign-off SPEF at the worst setup corner, else at the corner with the most slew/cap
+    violations (closer.physical.repair.sizing), the resized cells go into the layout, and the
+    layout is routed and signed off again (antenna and STA included), up to
+    `SizingConfig.max_rounds` times while a round resizes something."""
 
     id = "SetupRepair"
     inputs = ("netlist", "layout")
@@ -572,19 +574,21 @@ class SetupRepair(Step):
         cfg = ctx.config.sizing
         before = _setup_ws_by_corner(ctx)
         out: dict[str, Any] = {"closer__setup_repair__rounds": 0, "closer__setup_repair__resized": 0,
-                               "closer__setup_repair__buffers": 0}
+                               "closer__setup_repair__buffers": 0, "closer__setup_repair__drv_resized": 0}
         for corner, ws in before.items():
             out[f"closer__setup_repair__ws_before__{corner}"] = ws
         rounds = 0
         while cfg.enabled and rounds < cfg.max_rounds:
             failing = {c: ws for c, ws in _setup_ws_by_corner(ctx).items() if ws is not None and ws < 0}
-            if not failing:
+            drv = {c: n for c, n in _drv_violations_by_corner(ctx).items() if n and cfg.drv_repair}
+            if not failing and not drv:
                 break
-            corner = min(failing, key=failing.get)
+            corner = min(failing, key=failing.get) if failing else max(drv, key=drv.get)
             result = sizing.size_for_setup(corner, ctx.pdk.liberty(corner), ctx.netlist_v, ctx.top,
                                            _timing_sdc(ctx), ctx.paths.spef,
                                            bool(ctx.metrics.get("closer__cts__buffers")), ctx.netlist,
-                                           ctx.macros, cfg, ctx.paths.sta_dir / "sizing")
+                                           ctx.macros, cfg, ctx.paths.sta_dir / "sizing" / f"round{rounds + 1}",
+                                           _cap_drivers(ctx, corner))
             rounds += 1
             # OpenSTA's own before/after on the round's SPEF (the sign-off numbers come from the reroute)
             key = f"closer__setup_repair__round{rounds}__{corner}"
@@ -592,9 +596,11 @@ class SetupRepair(Step):
                         f"{key}__ws_after": result.ws_after_ns, f"{key}__tns_before": result.tns_before_ns,
                         f"{key}__tns_after": result.tns_after_ns})
             out[f"{key}__buffers"] = len(result.isolations)
+            out[f"{key}__drv_resized"] = result.drv_resized
             if not result.resized and not result.isolations:
                 break
             out["closer__setup_repair__resized"] += len(result.resized)
+            out["closer__setup_repair__drv_resized"] += result.drv_resized
             out["closer__setup_repair__buffers"] += len(result.isolations)
             _apply_setup_repair(ctx, result)
             ctx.sta_results.clear()
@@ -635,6 +641,18 @@ def _timing_sdc(ctx: Context) -> Path:
 
 def _setup_ws_by_corner(ctx: Context) -> dict[str, float | None]:
     return {c: ctx.metrics.get(f"finish__timing__setup__ws__corner__{c}") for c in ctx.config.corners}
+
+
+def _drv_violations_by_corner(ctx: Context) -> dict[str, int]:
+    """Max-slew plus max-cap violations per corner, with parasitics (the sign-off counts)."""
+    return {c: (ctx.metrics.get(f"finish__timing__drv__max_slew__corner__{c}") or 0)
+            + (ctx.metrics.get(f"finish__timing__drv__max_cap__corner__{c}") or 0) for c in ctx.config.corners}
+
+
+def _cap_drivers(ctx: Context, corner: str) -> tuple[str, ...]:
+    """The instances whose output pin the sign-off STA found over its max capacitance at `corner`."""
+    return tuple(sorted({pin.rsplit("/", 1)[0] for r in ctx.sta_results
+                         if r.corner == corner and r.with_parasitics for pin in r.max_cap_violators}))
 
 
 class Metrics(Step):

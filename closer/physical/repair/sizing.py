@@ -1,7 +1,10 @@
-"""Setup repair by gate sizing on the routed layout's parasitics.
+"""Setup and max-slew/max-cap repair by gate sizing on the routed layout's parasitics.
 
-OpenSTA does the work: with the sign-off SPEF read at the failing corner, the driver cells of the
-worst paths are tried one drive strength up (`replace_cell`, same cell family, `_<n>` suffix) and
+OpenSTA does the work, with the sign-off SPEF read at the failing corner. First the drivers of
+the nets with max-transition violations go up their drive-strength ladder to the smallest size
+that removes the most violations, and the drivers over their Liberty max_capacitance (which this
+OpenSTA build cannot check itself; the flow's sign-off STA finds them) one size up. Then the
+driver cells of the worst paths are tried one drive strength up (`replace_cell`, same cell family, `_<n>` suffix) and
 a change is kept when OpenSTA's worst setup slack does not get worse and its total negative
 slack gets better; the passes stop when setup is met, nothing improved, or `max_passes` is used.
 The changed cells are then put into the layout (a wider cell moves to the nearest free sites, the
@@ -38,6 +41,7 @@ def _platform_dont_use() -> tuple[str, ...]:
 @dataclass
 class SizingConfig:
     enabled: bool = True
+    drv_repair: bool = True      # max-slew / max-cap violations also start a round (drivers upsized)
     max_rounds: int = 2          # size -> route -> sign off, at most this many times
     max_passes: int = 40         # OpenSTA passes over the worst paths per round
     paths_per_pass: int = 20     # worst endpoints whose paths are tried in one pass
@@ -61,6 +65,7 @@ class SizingResult:
     tns_after_ns: float
     log: Path
     isolations: list[buffering.Isolation] = field(default_factory=list)
+    drv_resized: int = 0                  # of `resized`, the drivers sized for max slew / max cap
 
 
 def size_ladders(masters: list[str], dont_use: tuple[str, ...]) -> dict[str, list[str]]:
@@ -79,8 +84,11 @@ def size_ladders(masters: list[str], dont_use: tuple[str, ...]) -> dict[str, lis
 
 
 def sizing_script(liberty: Path, netlist_v: Path, top: str, sdc: Path, spef: Path | None, propagated: bool,
-                  ladders: dict[str, list[str]], cfg: SizingConfig, out: Path) -> str:
-    """The OpenSTA script of one sizing round; results go to `out` (CLOSER_* lines)."""
+                  ladders: dict[str, list[str]], cfg: SizingConfig, out: Path,
+                  cap_drivers: Path | None = None) -> str:
+    """The OpenSTA script of one sizing round; results go to `out` (CLOSER_* lines). `cap_drivers`:
+    a file of the instances (OpenSTA's names, one a line) whose output net exceeds its max
+    capacitance; read as data, as the names come from the design's own identifiers."""
     ladder_tcl = " ".join(f"{m} {{{' '.join(up)}}}" for m, up in sorted(ladders.items()) if up)
     lines = [f"read_liberty {{{liberty}}}", f"read_verilog {{{netlist_v}}}", f"link_design {top}",
              f"read_sdc {{{sdc}}}"]
@@ -91,8 +99,15 @@ def sizing_script(liberty: Path, netlist_v: Path, top: str, sdc: Path, spef: Pat
     if cfg.setup_derate != 1.0:
         lines.append(f"set_timing_derate -late -data {cfg.setup_derate}")
     lines += [f"array set closer_up {{{ladder_tcl}}}",
-              f"set closer_fh [open {{{out}}} w]", _SIZING_TCL.format(passes=cfg.max_passes,
-                                                                      paths=cfg.paths_per_pass)]
+              f"set closer_fh [open {{{out}}} w]", _BEFORE_TCL]
+    if cfg.drv_repair:
+        lines.append("set closer_cap_drivers {}")
+        if cap_drivers is not None:
+            lines += [f"set closer_cap_fh [open {{{cap_drivers}}} r]",
+                      'set closer_cap_drivers [split [string trim [read $closer_cap_fh]] "\\n"]',
+                      "close $closer_cap_fh"]
+        lines.append(_DRV_TCL)
+    lines.append(_SIZING_TCL.format(passes=cfg.max_passes, paths=cfg.paths_per_pass))
     if cfg.buffer_passes:
         lines.append(buffering.isolate_tcl(cfg.buffer_passes, cfg.paths_per_pass, cfg.isolate_min_slack_ns))
     lines += [_SIZING_END,
@@ -100,13 +115,62 @@ def sizing_script(liberty: Path, netlist_v: Path, top: str, sdc: Path, spef: Pat
     return "\n".join(lines) + "\n"
 
 
-# ws/tns in seconds as OpenSTA reports them; a trial is one drive strength up for one driver
-_SIZING_TCL = """\
-proc closer_score {{}} {{
+# ws/tns in seconds as OpenSTA reports them
+_BEFORE_TCL = """\
+proc closer_score {} {
   return [list [sta::worst_slack_cmd max] [sta::total_negative_slack_cmd max]]
-}}
+}
 set closer_best [closer_score]
 puts $closer_fh "CLOSER_BEFORE [lindex $closer_best 0] [lindex $closer_best 1]"
+"""
+# the drivers of max-transition violations (a violating pin's net driver, top-level ports left
+# alone) and of max-capacitance ones: the smallest size of the ladder with the fewest violations
+# (every size is tried: one step may lower a net's slew without yet clearing a pin); then the
+# setup passes start from the new score
+_DRV_TCL = """\
+proc closer_slew_count {} {
+  return [llength [sta::pin_slew_limit_violations [sta::cmd_corner] max]]
+}
+set closer_drv_names {}
+foreach pin [sta::pin_slew_limit_violations [sta::cmd_corner] max] {
+  set it [$pin connected_pin_iterator]
+  while {[$it has_next]} {
+    set p [$it next]
+    if {![$p is_driver] || [$p instance] == "NULL"} { continue }
+    set name [get_full_name [$p instance]]
+    if {[lsearch -exact $closer_drv_names $name] < 0} { lappend closer_drv_names $name }
+  }
+  $it finish
+}
+foreach name $closer_cap_drivers {
+  if {[lsearch -exact $closer_drv_names $name] < 0} { lappend closer_drv_names $name }
+}
+foreach name $closer_drv_names {
+  set inst [get_cells -quiet $name]
+  if {$inst == ""} { continue }
+  set cell [get_name [get_lib_cells -of_objects $inst]]
+  if {![info exists closer_up($cell)] || [llength $closer_up($cell)] == 0} { continue }
+  set fewest [closer_slew_count]
+  # a max-capacitance driver takes at least the next size (a larger cell has a larger limit)
+  set chosen [expr {[lsearch -exact $closer_cap_drivers $name] >= 0 ? [lindex $closer_up($cell) 0] : $cell}]
+  foreach bigger $closer_up($cell) {
+    if {[catch {replace_cell $inst $bigger}]} { continue }
+    set count [closer_slew_count]
+    if {$count < $fewest} {
+      set fewest $count
+      set chosen $bigger
+    }
+  }
+  replace_cell $inst $chosen
+  if {$chosen != $cell} {
+    set closer_sized($name) $chosen
+    set closer_drv($name) 1
+  }
+}
+set closer_best [closer_score]
+"""
+# a trial is one drive strength up for one driver
+_SIZING_TCL = """\
 for {{set pass 0}} {{$pass < {passes}}} {{incr pass}} {{
   if {{[lindex $closer_best 0] >= 0.0}} {{ break }}
   set drivers {{}}
@@ -144,7 +208,7 @@ for {{set pass 0}} {{$pass < {passes}}} {{incr pass}} {{
 """
 _SIZING_END = """\
 foreach name [array names closer_sized] {
-  puts $closer_fh "CLOSER_RESIZE $name $closer_sized($name) -"
+  puts $closer_fh "CLOSER_RESIZE $name $closer_sized($name) [expr {[info exists closer_drv($name)] ? "drv" : "-"}]"
 }
 puts $closer_fh "CLOSER_AFTER [lindex $closer_best 0] [lindex $closer_best 1]"
 report_checks -path_delay max -digits 4
@@ -153,13 +217,19 @@ report_checks -path_delay max -digits 4
 
 def size_for_setup(corner: str, liberty: Path, netlist_v: Path, top: str, sdc: Path, spef: Path | None,
                    propagated: bool, netlist: Netlist, macros: dict[str, Macro], cfg: SizingConfig,
-                   work: Path) -> SizingResult:
+                   work: Path, cap_drivers: tuple[str, ...] = ()) -> SizingResult:
     """One OpenSTA sizing round at `corner`, on `spef` when given (raises ToolError when OpenSTA
-    fails)."""
+    fails); `cap_drivers`: instances over their max capacitance there (the sign-off STA's)."""
     ladders = size_ladders(sorted(macros), cfg.dont_use)
+    names = None
+    if cap_drivers:
+        work.mkdir(parents=True, exist_ok=True)
+        names = work / f"sizing_{corner}_cap_drivers.txt"
+        names.write_text("".join(f"{name}\n" for name in cap_drivers))
     text, log = opensta.run_script(
         f"sizing_{corner}", work,
-        lambda out: sizing_script(liberty, netlist_v, top, sdc, spef, propagated, ladders, cfg, out),
+        lambda out: sizing_script(liberty, netlist_v, top, sdc, spef, propagated, ladders, cfg, out,
+                                  names),
         DONE_MARK, f"sizing at corner {corner}")
     return parse_sizing(text, corner, netlist, log)
 
@@ -167,12 +237,14 @@ def size_for_setup(corner: str, liberty: Path, netlist_v: Path, top: str, sdc: P
 def parse_sizing(text: str, corner: str, netlist: Netlist, log: Path) -> SizingResult:
     """The resized instances (under the netlist's own names) and the slack before and after."""
     (ws0, tns0), (ws1, tns1) = opensta.before_after(text, log)
-    resized = {}
+    resized, drv = {}, 0
     for name, m in opensta.named_rows(text, _RESIZE, netlist):
         if name not in netlist.instances:
             raise ToolError(f"{log}: resized instance {m.group(1)!r} is not in the netlist")
         resized[name] = (netlist.instances[name].master, m.group(2))
-    return SizingResult(corner, resized, ws0, ws1, tns0, tns1, log, buffering.parse_isolations(text, netlist, log))
+        drv += m.group(3) == "drv"
+    return SizingResult(corner, resized, ws0, ws1, tns0, tns1, log, buffering.parse_isolations(text, netlist, log),
+                        drv_resized=drv)
 
 
 def apply_sizes(netlist: Netlist, layout: Layout, macros: dict[str, Macro],

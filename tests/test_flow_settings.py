@@ -107,7 +107,7 @@ def weak_runs(tmp_path_factory, pdk_paths):
     runs = {}
     # the failing run needs no route repair (its sta gate is what is checked): rounds would cost
     # minutes on a layout whose routing is not the point
-    off = "synth_buffering = false\nsynth_sizing = false\nrepair_rounds = 0"
+    off = "synth_buffering = false\nsynth_sizing = false\nrepair_rounds = 0\ntiming_repair_rounds = 0"
     for name, physical in (("default", ""), ("off", off)):
         root = tmp_path_factory.mktemp(f"weak_{name}")
         folder = _weak_gcd(root, repo, physical)
@@ -124,6 +124,7 @@ def test_weak_gcd_sta_gate_fails_without_buffering_and_sizing(weak_runs):
     assert str(obs.observed) == "fail", obs.reason
     meta = json.loads(weak_runs["off"].read_text())
     assert meta["finish__timing__drv__max_slew__corner__ss_100C_1v60"] > 0
+    assert meta["closer__setup_repair__rounds"] == 0  # timing_repair_rounds = 0 reached the flow
 
 
 def test_weak_gcd_signs_off_with_the_default_settings(weak_runs):

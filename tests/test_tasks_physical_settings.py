@@ -47,9 +47,21 @@ def test_settings_files_become_the_physical_table(tmp_path: Path):
     assert load_design(_gcd_tree(tmp_path / "none", None, None))[0].physical.core_utilization == 0.30
 
 
+@pytest.mark.parametrize("flow, rounds", [("timing_repair_rounds = 0\n", 0), ("", 2)])
+def test_timing_repair_rounds_reach_the_pnr_nodes_config(tmp_path: Path, flow: str, rounds: int):
+    """flow/settings.toml -> [physical] -> the pnr node's parameters -> SizingConfig.max_rounds."""
+    from closer.flow.pnr_task import PnrTask
+
+    design, _ = load_design(_gcd_tree(tmp_path, None, flow))
+    node = PnrTask()
+    node.set_physical(design.physical, step=None, index=None)
+    assert node._physical_config().sizing.max_rounds == rounds
+
+
 @pytest.mark.parametrize("floorplan, flow, says", [
     ("core_utilization = 0.95\n", None, "core_utilization"),
     (None, "router_passes = -1\n", "router_passes"),
+    (None, "timing_repair_rounds = 5\n", "timing_repair_rounds"),
     (None, "place_density = 0.6\n", "place_density"),      # unknown key: not silently ignored
 ])
 def test_bad_settings_name_the_key(tmp_path: Path, floorplan, flow, says):

@@ -45,7 +45,8 @@ def test_null_b_pnr_shows_its_failing_gates(suite: SuitePaths, tmp_path: Path) -
     settings = ws / "flow" / "settings.toml"
     settings.write_text(settings.read_text().replace("synth_buffering = true", "synth_buffering = false")
                         .replace("synth_sizing = true", "synth_sizing = false")
-                        .replace("repair_rounds = 8", "repair_rounds = 0"))
+                        .replace("repair_rounds = 8", "repair_rounds = 0")
+                        .replace("timing_repair_rounds = 2", "timing_repair_rounds = 0"))
     assert "repair_rounds = 0" in settings.read_text()  # repair would take minutes on a layout failing anyway
     metrics, out = public_tool(ws, "pnr", tmp_path / "pnr")
     assert not metrics["closer__estimate__feasible"] and metrics["closer__estimate__reward"] == 0.0

@@ -91,6 +91,9 @@ class Physical(SynthSettings):
     router_passes: int = Field(15, ge=0, le=15, description="qrouter stage2 rip-up passes (its schedule)")
     repair_rounds: int = Field(8, ge=0, le=64, description="search-and-repair batch rounds (0: no repair); "
                                "up to 3x as many single-problem rounds follow")
+    timing_repair_rounds: int = Field(2, ge=0, le=4, description=(
+        "post-route timing repair rounds (setup and max-slew/max-cap sizing, reroute, sign-off "
+        "again; 0: none)"))
     corners: list[str] | None = Field(None, min_length=1, description=(
         "STA corners of the physical flow (closer.pdk.ALL_CORNERS; default: closer.pdk.CORNERS); "
         "a task's physical conditions set it"))

@@ -43,13 +43,15 @@ class PnrTask(ASICTask):
         self.add_parameter("aspect_ratio", "float", "core height / width")
         self.add_parameter("router_passes", "int", "qrouter stage2 rip-up passes")
         self.add_parameter("repair_rounds", "int", "search-and-repair batch rounds")
+        self.add_parameter("timing_repair_rounds", "int", "post-route timing repair rounds")
         self.add_parameter("sdc_exceptions", "[str]", "timing exceptions the SDC may use (closer.sdc)")
         self.add_parameter("corners", "[str]", "STA corners of the signoff")
         self.add_parameter("place_seed", "int", "placer IO-order seed")
 
     def set_physical(self, physical, step: str, index: str) -> None:
         """The design's [physical] table (closer.designs.model.Physical)."""
-        for key in ("core_utilization", "aspect_ratio", "router_passes", "repair_rounds", "place_seed"):
+        for key in ("core_utilization", "aspect_ratio", "router_passes", "repair_rounds", "timing_repair_rounds",
+                    "place_seed"):
             self.set("var", key, getattr(physical, key), step=step, index=index)
         if physical.corners is not None:
             self.set("var", "corners", list(physical.corners), step=step, index=index)
@@ -79,6 +81,7 @@ class PnrTask(ASICTask):
         from closer.physical.floorplan.floorplan import FloorplanConfig
         from closer.physical.place.place import PlaceConfig
         from closer.physical.repair.repair import RepairConfig
+        from closer.physical.repair.sizing import SizingConfig
         from closer.physical.route.route import RouteConfig
         from closer.sdc import SdcPolicy
 
@@ -88,12 +91,14 @@ class PnrTask(ASICTask):
                                     **({"aspect": aspect} if aspect is not None else {}))
         route = RouteConfig(**({"max_passes": passes} if passes is not None else {}))
         repair = RepairConfig() if rounds is None else RepairConfig(rounds=rounds, item_rounds=3 * rounds)
+        timing_rounds = self.get("var", "timing_repair_rounds")
+        sizing = SizingConfig() if timing_rounds is None else SizingConfig(max_rounds=timing_rounds)
         policy = SdcPolicy(allow=frozenset(self.get("var", "sdc_exceptions") or []))
         seed, corners = self.get("var", "place_seed"), self.get("var", "corners")
         place = PlaceConfig(seed=seed or 0)
         extra = {"corners": tuple(corners)} if corners else {}
-        return PhysicalConfig(floorplan=floorplan, place=place, route=route, repair=repair, sdc_policy=policy,
-                              **extra)
+        return PhysicalConfig(floorplan=floorplan, place=place, route=route, repair=repair, sizing=sizing,
+                              sdc_policy=policy, **extra)
 
     def _sdc_files(self) -> list[str]:
         files: list[str] = []

@@ -52,9 +52,10 @@ B_C_PHYSICAL_FILES = {  # read into the rebuilt design's [physical] table (close
         "core_utilization = 0.30\naspect_ratio = 1.0\n"),
     "flow/settings.toml": (
         "# Flow settings (docs/flow.md \"Flow settings\"): qrouter's stage2 rip-up passes (0..15),\n"
-        "# search-and-repair rounds; synthesis: ABC strategy (balanced/area/delay), fanout buffering, gate\n"
-        "# sizing, most pins per driver, fraction of the clock period kept out of ABC's delay target\n"
-        "router_passes = 15\nrepair_rounds = 8\n"
+        "# search-and-repair rounds, post-route timing repair rounds; synthesis: ABC strategy\n"
+        "# (balanced/area/delay), fanout buffering, gate sizing, most pins per driver, fraction of the\n"
+        "# clock period kept out of ABC's delay target\n"
+        "router_passes = 15\nrepair_rounds = 8\ntiming_repair_rounds = 2\n"
         "synth_strategy = \"balanced\"\nsynth_buffering = true\nsynth_sizing = true\nmax_fanout = 7\n"
         "synth_delay_margin = 0.3\n"),
 }

@@ -94,6 +94,10 @@ def test_starved_floorplan_is_rejected_by_route_and_lvs(tmp_path: Path, pdk_path
     meta = json.loads(meta_path.read_text())
     assert meta["finish__design__instance__utilization"] > 0.5      # the setting reached the floorplan
     assert meta["closer__route__unrouted_nets"] > 0
+    # the first routing variant left nets unrouted, so the second was tried too (closer.physical.route)
+    from closer.physical.route.route import RouteConfig
+    assert meta["closer__route__variant_best_failed_nets"][0] > 0
+    assert meta["closer__route__variant_patches"] == list(RouteConfig().patch_variants[:2])
     assert meta["closer__signoff__lvs_errors"] > 0
     result = compute_reward(load_metrics([meta_path]),
                             load_targets(repo_paths().design_dir("gcd") / "targets-signoff.toml"))

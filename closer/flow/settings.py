@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class SynthStrategy(StrEnum):
-    BALANCED = "balanced"  # AIG rewriting and depth balancing first, then the `area` mapping
+    BALANCED = "balanced"  # depth-balancing restructuring first, then the `area` mapping
     AREA = "area"     # one delay-aware mapping with area recovery up to the delay target
     DELAY = "delay"   # ORFS's abc_speed: repeated AIG restructuring and mapping, then the same
 
@@ -31,9 +31,10 @@ class SynthStrategy(StrEnum):
 # the mapping part of each strategy; `{D}` is the delay target (Yosys fills in `-D <ps>`)
 _MAPPING: dict[SynthStrategy, list[str]] = {
     # `&if -g` (SOP balancing) and `&synch2` rebuild deep chains (a ripple comparator) for depth,
-    # which choices and `&nf` alone never do; `&syn2` first, so they balance a rewritten AIG (gcd
-    # at 5 ns: ss 4.39 -> 3.49 ns of logic, area +4 %); then the same choice mapping as `area`
-    SynthStrategy.BALANCED: ["strash", "&get -n", "&st", "&syn2", "&if -g -K 6", "&synch2", "&put",
+    # which choices and `&nf` alone never do; then the same choice mapping as `area`. (`&syn2`
+    # first closes gcd at 5 ns, ss 4.39 -> 3.49 ns of logic, but its weak-gcd netlist no longer
+    # routes at the B task's hidden placer seed: reverted, docs/physical.md)
+    SynthStrategy.BALANCED: ["strash", "&get -n", "&st", "&if -g -K 6", "&synch2", "&put",
                              "strash", "&get -n", "&dch -f", "&nf {D}", "&put"],
     # Yosys's own script for a Liberty with constraints (abc.cc ABC_COMMAND_CTR, mapping part)
     SynthStrategy.AREA: ["strash", "&get -n", "&fraig -x", "&put", "scorr", "dc2", "dretime",
@@ -51,7 +52,7 @@ class SynthSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
     synth_strategy: SynthStrategy = Field(
         SynthStrategy.BALANCED, strict=False,  # a TOML string names the member, also in strict models
-        description="ABC mapping script: `balanced` (`&syn2` rewriting and `&if -g` depth balancing, "
+        description="ABC mapping script: `balanced` (`&if -g` depth balancing, "
         "then the `area` mapping), `area` (Yosys's delay-targeted `&nf` with area recovery) or `delay` (ORFS's "
         "abc_speed restructuring loop, more area)")
     synth_buffering: bool = Field(

@@ -115,7 +115,8 @@ def sizing_script(liberty: Path, netlist_v: Path, top: str, sdc: Path, spef: Pat
     return "\n".join(lines) + "\n"
 
 
-# ws/tns in seconds as OpenSTA reports them
+# ws/tns in seconds as OpenSTA reports them. Instances are looked up by their exact name
+# (sta::find_instance): get_cells would read a name's [ ] * ? (the design's own identifiers) as a pattern
 _BEFORE_TCL = """\
 proc closer_score {} {
   return [list [sta::worst_slack_cmd max] [sta::total_negative_slack_cmd max]]
@@ -146,8 +147,8 @@ foreach name $closer_cap_drivers {
   if {[lsearch -exact $closer_drv_names $name] < 0} { lappend closer_drv_names $name }
 }
 foreach name $closer_drv_names {
-  set inst [get_cells -quiet $name]
-  if {$inst == ""} { continue }
+  set inst [sta::find_instance $name]
+  if {$inst == "NULL"} { continue }
   set cell [get_name [get_lib_cells -of_objects $inst]]
   if {![info exists closer_up($cell)] || [llength $closer_up($cell)] == 0} { continue }
   set fewest [closer_slew_count]
@@ -184,8 +185,8 @@ for {{set pass 0}} {{$pass < {passes}}} {{incr pass}} {{
   }}
   set improved 0
   foreach name $drivers {{
-    set inst [get_cells -quiet $name]
-    if {{$inst == ""}} {{ continue }}
+    set inst [sta::find_instance $name]
+    if {{$inst == "NULL"}} {{ continue }}
     set cell [get_name [get_lib_cells -of_objects $inst]]
     if {{![info exists closer_up($cell)] || [llength $closer_up($cell)] == 0}} {{ continue }}
     set chosen $cell

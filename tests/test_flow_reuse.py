@@ -334,6 +334,30 @@ def test_the_b_and_c_scoring_trees_of_one_rtl_are_one_flow_key(tmp_path: Path) -
     assert digests["B"] == digests["C"]
 
 
+def test_the_environment_fingerprint_is_the_venv_not_the_path_it_is_reached_through(tmp_path: Path) -> None:
+    """The venv started through a symlinked folder (the Harbor layout's /opt/closer/.venv) is the
+    same environment, so the same fingerprint (and flow key); another venv is another."""
+    import os
+
+    from closer.paths import repo_paths
+
+    code = "from closer.flow.cache import environment_fingerprint as f; print(f())"
+    env = {**os.environ, "PYTHONPATH": str(repo_paths().root)}
+
+    def fingerprint(prefix: Path) -> str:
+        done = subprocess.run([str(prefix / "bin" / "python"), "-P", "-c", code], capture_output=True, text=True,
+                              check=True, env=env, cwd=tmp_path)
+        return done.stdout.strip()
+
+    venv = Path(sys.prefix)
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / ".venv").symlink_to(venv.resolve())
+    assert fingerprint(tmp_path / "home" / ".venv") == fingerprint(venv)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(tmp_path / "other")],
+                   check=True, timeout=120)
+    assert fingerprint(tmp_path / "other") != fingerprint(venv)
+
+
 def test_the_environment_fingerprint_does_not_follow_the_working_directory(tmp_path: Path) -> None:
     """A process started in a checkout (its closer.egg-info) or with it on $PYTHONPATH runs in
     the same environment as one started elsewhere: the same fingerprint, so the same flow key."""

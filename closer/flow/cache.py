@@ -79,12 +79,15 @@ def environment_fingerprint() -> str:
     versions; mtimes change on reinstall) in the interpreter's site directories: a pip install or
     upgrade changes it. Only those directories: the working directory and $PYTHONPATH differ
     between processes of one environment (a checkout holds its own `*.egg-info`), and a
-    fingerprint that followed them would give the same flow another cache key in each."""
+    fingerprint that followed them would give the same flow another cache key in each. Nor the
+    path the interpreter was started through: a venv reached through a symlinked folder (the
+    Harbor layout's `/opt/closer/.venv`) has that path as its `sys.prefix`, but is the same
+    environment, so the folders are taken by their resolved paths."""
     import sysconfig
 
-    digest = hashlib.sha256(sys.prefix.encode())
+    digest = hashlib.sha256(os.path.realpath(sys.prefix).encode())
     paths = sysconfig.get_paths()
-    for entry in dict.fromkeys((paths["purelib"], paths["platlib"])):
+    for entry in dict.fromkeys(os.path.realpath(paths[name]) for name in ("purelib", "platlib")):
         try:
             names = sorted(os.listdir(entry))
         except OSError:

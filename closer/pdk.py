@@ -47,8 +47,13 @@ class PdkPaths:
     root: Path
 
     @property
+    def tree(self) -> Path:
+        """The open_pdks tree (`sky130A`): every file below lies in it."""
+        return self.root / "sky130A"
+
+    @property
     def lib_ref(self) -> Path:
-        return self.root / "sky130A" / "libs.ref" / LIBRARY
+        return self.tree / "libs.ref" / LIBRARY
 
     def liberty(self, corner: str) -> Path:
         if corner not in ALL_CORNERS:
@@ -74,11 +79,11 @@ class PdkPaths:
     @property
     def signoff_drc_deck(self) -> Path:
         """The Efabless MPW-precheck KLayout manufacturing-rules deck, where open_pdks installs it."""
-        return self.root / "sky130A" / "libs.tech" / "klayout" / "drc" / "sky130A_mr.drc"
+        return self.tree / "libs.tech" / "klayout" / "drc" / "sky130A_mr.drc"
 
     @property
     def sram_macros(self) -> Path:
-        return self.root / "sky130A" / "libs.ref" / "sky130_sram_macros"
+        return self.tree / "libs.ref" / "sky130_sram_macros"
 
     def required_files(self) -> dict[str, Path]:
         files = {f"liberty {c}": self.liberty(c) for c in CORNERS}

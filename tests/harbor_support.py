@@ -1,7 +1,9 @@
 """An exported Harbor task laid out the way its container has it, in temporary folders (there is no
 Docker here): the workspace (/workspace), the tests Harbor uploads after the agent (/tests), the
-verifier's folder (/logs/verifier) and closer's installation (/opt/closer, the exported checkout
-with this machine's venv, which bootstrap.sh built the same way the image's RUN does). The
+verifier's folder (/logs/verifier), closer's installation (/opt/closer, the exported checkout
+with this machine's venv, which bootstrap.sh built the same way the image's RUN does) and the
+exported PDK subset (/opt/pdk: the session's flow cache serves its flows, keyed by the PDK's
+content wherever it lies, from the other tests' runs on PDK_ROOT). The
 exported scripts take each path from the variable closer.tasks.harbor_layout names.
 The container-layout tests are split by task kind so the CI's workers run them side by side."""
 
@@ -16,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from closer.paths import repo_paths
-from closer.pdk import pdk
 from closer.tasks.generate import generate_suite
 from closer.tasks.harbor import export_harbor
 from closer.tasks.harbor_layout import HarborPaths
@@ -53,7 +54,7 @@ class Container:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # test.sh sets its own
         env.update(CLOSER_WORKSPACE=str(self.workspace), CLOSER_TESTS_DIR=str(self.tests),
                    CLOSER_VERIFIER_DIR=str(self.verifier), CLOSER_HOME=str(self.closer_home),
-                   PDK_ROOT=str(pdk().root))
+                   PDK_ROOT=str(self.exported.pdk))
         env.pop("CLOSER_BROKER", None)
         return env
 

@@ -50,15 +50,74 @@ def test_the_key_changes_with_every_input(tmp_path: Path) -> None:
 def test_the_key_covers_the_pdk_and_the_tools(tmp_path: Path, monkeypatch) -> None:
     folder = _design(tmp_path)
     first = _key(folder)
-    pdk = tmp_path / "pdk"
-    (pdk / "lib").mkdir(parents=True)
-    (pdk / "lib" / "cells.lib").write_text("library(x) {}\n")
+    pdk = _fake_pdk(tmp_path / "pdk")
     monkeypatch.setenv("PDK_ROOT", str(pdk))
     assert _key(folder) != first
     with_pdk = _key(folder)
-    (pdk / "lib" / "cells.lib").write_text("library(y) {}\n")
+    (pdk / "sky130A" / "lib" / "cells.lib").write_text("library(y) {}\n")
     assert _key(folder) != with_pdk
     assert reuse.flow_key(folder, TAIL, str(tmp_path / "empty-path")) != _key(folder)  # other tool programs
+
+
+def _fake_pdk(root: Path) -> Path:
+    (root / "sky130A" / "lib").mkdir(parents=True)
+    (root / "sky130A" / "lib" / "cells.lib").write_text("library(x) {}\n")
+    (root / "sky130A" / "cells.gds").write_bytes(b"\0\x06\x00\x02GDS")
+    (root / "README.md").write_text("a PDK subset\n")
+    return root
+
+
+def test_the_pdk_key_follows_the_content_not_the_place(tmp_path: Path, monkeypatch) -> None:
+    """A copy of the PDK elsewhere (a Harbor container's /opt/pdk), with other modification
+    times, is the same PDK; a file of other content (same size), another name or one more file is
+    another PDK. Files beside the tree the flow reads (README, checksums) are not part of it."""
+    import os
+
+    folder = _design(tmp_path)
+    pdk = _fake_pdk(tmp_path / "pdk")
+    moved = tmp_path / "elsewhere" / "pdk"
+    shutil.copytree(pdk, moved, copy_function=shutil.copyfile)  # new modification times
+    os.utime(moved / "sky130A" / "lib" / "cells.lib", ns=(0, 0))
+    monkeypatch.setenv("PDK_ROOT", str(pdk))
+    original = _key(folder)
+    monkeypatch.setenv("PDK_ROOT", str(moved))
+    assert _key(folder) == original and reuse.pdk_digest(moved) == reuse.pdk_digest(pdk)
+    (moved / "README.md").write_text("another note\n")
+    assert _key(folder) == original
+    cells = moved / "sky130A" / "lib" / "cells.lib"
+    cells.write_text("library(z) {}\n")  # the same size
+    assert _key(folder) != original
+    cells.write_text("library(x) {}\n")
+    assert _key(folder) == original
+    cells.rename(cells.with_name("other.lib"))
+    assert _key(folder) != original
+    cells.with_name("other.lib").rename(cells)
+    (moved / "sky130A" / "lib" / "extra.lib").write_text("library(x) {}\n")
+    assert _key(folder) != original
+
+
+def test_the_pdk_is_hashed_once_until_a_file_is_replaced(tmp_path: Path, monkeypatch) -> None:
+    """The PDK's digest is kept in closer's cache under its files' stat keys (a full open_pdks tree
+    is gigabytes): a fresh process reads it back without hashing; a replaced file is hashed again."""
+    import os
+
+    from closer.paths import CACHE_ENV as USER_CACHE_ENV
+
+    monkeypatch.setenv(USER_CACHE_ENV, str(tmp_path / "user-cache"))
+    pdk = _fake_pdk(tmp_path / "pdk")
+    first = reuse.pdk_digest(pdk)
+    reuse._tree_digest.cache_clear()  # as in a new process
+
+    def no_hashing(path):
+        raise AssertionError(f"{path} hashed again")
+
+    monkeypatch.setattr(reuse, "file_sha256", no_hashing)
+    assert reuse.pdk_digest(pdk) == first
+    cells = pdk / "sky130A" / "lib" / "cells.lib"
+    cells.write_text("library(z) {}\n")
+    os.utime(cells, ns=(1, 1))
+    with pytest.raises(AssertionError, match="hashed again"):
+        reuse.pdk_digest(pdk)
 
 
 def test_the_key_covers_the_qrouter_build_the_environment_selects(tmp_path: Path, monkeypatch) -> None:
@@ -100,6 +159,45 @@ def test_store_then_restore_gives_the_same_folder(tmp_path: Path) -> None:
     assert (again / "sc" / "top.vg").read_text() == "module top(); endmodule\n"
     assert "reused run" in (tmp_path / "again" / "flow.log").read_text()
     assert not list((tmp_path / "cache").glob("*/.staging-*"))
+
+
+def test_a_restore_elsewhere_names_the_new_folders(tmp_path: Path) -> None:
+    """An entry stored from one run's folders and restored into another's: every text file names
+    the restoring run's output, design folder and PDK instead of the stored run's (as a fresh run
+    there would); a binary file, a path that only starts like a moved one and the files'
+    modification times are left as they were. Restored in place, nothing changes."""
+    cache = reuse.FlowCache(tmp_path / "cache")
+    key = "9a" * 32
+    old = {"out": tmp_path / "a" / "flow", "design": tmp_path / "a" / "design" / "gcd", "pdk": tmp_path / "pdk"}
+    new = {"out": tmp_path / "b" / "flow", "design": tmp_path / "b" / "design" / "gcd", "pdk": tmp_path / "opt" / "pdk"}
+    out = old["out"]
+    (out / "sc").mkdir(parents=True)
+    text = (f'{{"run__flow__pdk_root": "{old["pdk"]}", "def": "{out}/sc/top.def"}}\n'
+            f"read_verilog {old['design']}/rtl/gcd.v\nnot moved: {out}2/x {tmp_path / 'a'}/flow.log\n")
+    (out / "metadata.json").write_text(text)
+    binary = b"\0\x10" + str(out).encode() + b"\0"
+    (out / "sc" / "top.gds").write_bytes(binary)
+    log = tmp_path / "a" / "flow.log"
+    log.write_text(f"flow run in {out}\n")
+    cache.store(key, out, log, locations=old)
+    entry = cache.lookup(key)
+    assert entry is not None and entry.locations["out"][0] == str(out)
+    stored_mtime = (cache.entry_dir(key) / reuse.OUTPUT_DIR / "metadata.json").stat().st_mtime_ns
+
+    cache.restore(entry, new["out"], tmp_path / "b" / "flow.log", locations=new)
+    moved = (new["out"] / "metadata.json").read_text()
+    assert moved == (f'{{"run__flow__pdk_root": "{new["pdk"]}", "def": "{new["out"]}/sc/top.def"}}\n'
+                     f"read_verilog {new['design']}/rtl/gcd.v\nnot moved: {out}2/x {tmp_path / 'a'}/flow.log\n")
+    assert (new["out"] / "sc" / "top.gds").read_bytes() == binary
+    assert (new["out"] / "metadata.json").stat().st_mtime_ns == stored_mtime
+    header, body = (tmp_path / "b" / "flow.log").read_text().split("\n", 1)
+    assert header.endswith(f" in {out}); its log follows") and body == f"flow run in {new['out']}\n"
+
+    again = tmp_path / "a" / "again"
+    cache.restore(entry, again, locations=dict(old, out=again))
+    assert (again / "metadata.json").read_text() == text.replace(str(out) + "/", f"{again}/")
+    cache.restore(entry, out, locations=old)
+    assert (out / "metadata.json").read_text() == text
 
 
 @pytest.mark.parametrize("damage", ["garbage", "other key", "missing"])

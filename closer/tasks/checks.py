@@ -250,15 +250,16 @@ def run_synthesis(design_folder: Path, task: TaskConfig, out: Path, to: str = "s
     if cache is None:
         return run.execute(netlist)
     key = flowcache.flow_key(design_folder, run.tail, search_path())
+    locations = flowcache.run_locations(out, design_folder)
     with cache.first_run(key, timeout_s, progress):
         if (entry := cache.lookup(key)) is not None:
-            cache.restore(entry, out, run.log)
+            cache.restore(entry, out, run.log, locations)
             if progress:
                 progress(f"[flow] unchanged: reused the flow run of {entry.created_at} (cache key {key[:12]})")
             return _finished(run.fpaths, netlist, reused=key)
         outcome = run.execute(netlist)
         if outcome.error is None and not flowcache.time_cut(outcome.metrics):  # a run a time budget cut may differ next time
-            cache.store(key, out, run.log)
+            cache.store(key, out, run.log, locations=locations)
         return outcome
 
 

@@ -20,6 +20,7 @@ Layout under `out`::
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -164,17 +165,22 @@ def run_lec(sources: list[Path], task: TaskConfig, netlist: Path, work: Path) ->
     cache = reuse.active()
     if cache is None:
         return lec.run_lec(job)
-    fields = {"top": job.top, "parameters": job.parameters, "liberty": str(job.liberty),
+    liberty = job.liberty.relative_to(pdk().root).as_posix()  # the key covers the PDK's content, wherever it lies
+    fields = {"top": job.top, "parameters": job.parameters, "liberty": liberty,
               "reset": None if job.reset is None else [job.reset.name, job.reset.active_high],
               "bmc_cycles": job.bmc_cycles, "rtl": [p.name for p in sources]}
     key = reuse.files_key("lec", [*sources, netlist], fields, search_path())
+    # the folders the stored files name, besides its own: the netlist's and the RTL's
+    locations = reuse.run_locations(work) | {"netlist": netlist.parent}
+    if sources:
+        locations["rtl"] = Path(os.path.commonpath([path.parent for path in sources]))
     if (entry := cache.lookup(key)) is not None:
-        cache.restore(entry, work)
+        cache.restore(entry, work, locations=locations)
         if (stored := lec.LecResult.from_record(entry.result, old_work=Path(entry.source), work=work)) is not None:
             return stored
     result = lec.run_lec(job)
     if result.result in lec.DECIDED:  # an inconclusive run may be a solver time-out: never reused
-        cache.store(key, work, result=result.record(work))
+        cache.store(key, work, result=result.record(work), locations=locations)
     return result
 
 

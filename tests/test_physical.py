@@ -342,6 +342,49 @@ def test_route_gate_fails_when_nets_stay_unrouted(counter_run, pdk_paths, tmp_pa
     assert m["closer__route__unrouted_nets"] > 0
     assert m["closer__gate__route__pass"] is False and m["closer__gate__signoff__pass"] is False
     assert m["closer__signoff__lvs__opens"] >= 1
+    # the routability fallback (step Replace) ran because nets were left unrouted, and the run
+    # kept whichever layout left fewer; where the first routes completely it never runs
+    assert result.metrics["closer__replace__ran"] is False and not (work / "phys" / "replace").exists()
+    assert m["closer__replace__ran"] is True and m["closer__replace__pin_sites"] == 3.0
+    before, after = m["closer__replace__unrouted_nets_before"], m["closer__replace__unrouted_nets_after"]
+    assert m["closer__replace__kept"] == (after < before)
+    assert m["closer__route__unrouted_nets"] == min(before, after) > 0
+    assert (tmp_path / "starved" / "replace" / "steps.json").is_file()
+    assert (tmp_path / "starved" / "replace" / "first" / "final.def").is_file() == m["closer__replace__kept"]
+
+
+def test_pin_weighted_legalization_spreads_pin_dense_cells(counter_run):
+    """PlaceConfig.pin_sites (the routability fallback's placement): the legalizer counts a cell
+    as `pin_sites` sites per pin when that is more than its width, so the rows with the most
+    pins get fewer; with 0 the placement is the default one. Pure Python, on the counter."""
+    from collections import Counter
+
+    from closer.pdk import pdk
+    from closer.physical.floorplan.floorplan import FloorplanConfig, make_floorplan
+    from closer.physical.io.lef import read_macros
+    from closer.physical.io.netlist import read_netlist
+    from closer.physical.place.place import PlaceConfig, place
+
+    _, work = counter_run
+    macros = read_macros(pdk().cell_lef)
+    netlist = read_netlist(work / "phys" / "netlist.json", "counter")
+
+    def pins_per_row(cfg: PlaceConfig) -> Counter:
+        layout = make_floorplan(netlist, macros, FloorplanConfig())
+        place(netlist, macros, layout, cfg)
+        rows = Counter()
+        for net, terms in netlist.nets.items():
+            for inst, _ in terms:
+                if inst in layout.cells:
+                    rows[layout.cells[inst].y] += 1
+        return rows, dict(layout.cells)
+
+    plain, plain_cells = pins_per_row(PlaceConfig())
+    again, again_cells = pins_per_row(PlaceConfig(pin_sites=0.0))
+    assert again_cells == plain_cells  # 0: the default placement, deterministic
+    spread, spread_cells = pins_per_row(PlaceConfig(pin_sites=3.0))
+    assert spread_cells != plain_cells and sum(spread.values()) == sum(plain.values())
+    assert max(spread.values()) < max(plain.values())
 
 
 def _first_net_number(qrouter: str, phys: Path, tech_lef: Path, work: Path) -> int:

@@ -73,6 +73,9 @@ class PhysicalPaths:
         <out>/router_cells.lef        qrouter's view of the cells (pin access)
         <out>/route/                  qrouter scripts, logs, <top>_route.def, <top>.rc
         <out>/route/on/               the same for the second routing variant, when it ran
+        <out>/replace/                the routability fallback's own run up to routing (step
+                                      Replace), when it ran; replace/first/ the first layout's
+                                      placed.def, router_cells.lef, final.def when its was kept
         <out>/final.def               routed DEF + pin-access vias
         <out>/<top>.gds               the signed-off layout
         <out>/<top>.spef              parasitics (from qrouter's RC trees)
@@ -102,6 +105,7 @@ class PhysicalPaths:
     steps_json = property(lambda s: s.root / "steps.json")
     metadata = property(lambda s: s.root / "metadata.json")
     access_cache = property(lambda s: s.root / "pin_access.json")
+    replace_dir = property(lambda s: s.root / "replace")
 
 
 @dataclass
@@ -114,6 +118,7 @@ class Context:
     pdk: PdkPaths
     tech: Tech
     macros: dict[str, Macro]
+    input_netlist_v: Path | None = None  # the netlist the run was given (netlist_v follows the edits)
     netlist: Netlist | None = None
     layout: Layout | None = None
     access: dict | None = None
@@ -295,6 +300,64 @@ class Route(Step):
                 "closer__route__variant_best_failed_nets": [n for _, n in r.tried],
                 "detailedroute__route__wirelength": round(wl, 1),
                 "closer__route__wall_s": round(r.wall_s, 2), "closer__route__cpu_s": round(r.cpu_s, 2), "closer__route__peak_rss_mb": round(r.peak_rss_mb, 1)}
+
+
+# what the routability fallback runs again, from the input netlist, on its own placement
+REPLACE_STEPS: tuple[str, ...] = ("ReadNetlist", "Floorplan", "Place", "ClockTree", "HoldRepair", "Fill", "WriteDef",
+                                  "PinAccess", "Route")
+# the files of a layout up to routing that later steps read from the run directory
+_LAYOUT_FILES = ("placed_def", "router_lef", "final_def", "access_cache", "netlist_json")
+
+
+class Replace(Step):
+    """The routability fallback: when both routing variants left nets unrouted, the layout is
+    built again from the input netlist up to routing (REPLACE_STEPS, in `replace/`) with
+    pin-weighted legalization (PlaceConfig.pin_sites = `fallback_pin_sites`: pin-dense logic
+    spread over more rows, where the first placement's unrouted nets crowd together), and that
+    layout is kept when it leaves fewer nets unrouted. Measured (docs/physical.md): the weak gcd
+    at place_seed 2, and its `&syn2` netlist at 7, left 21 nets unrouted, routed completely so."""
+
+    id = "Replace"
+    inputs = ("route_result",)
+
+    def run(self, ctx):
+        first = ctx.route_result.failed_nets
+        pin_sites = ctx.config.place.fallback_pin_sites
+        out: dict[str, Any] = {"closer__replace__ran": False}
+        if not first or pin_sites <= ctx.config.place.pin_sites:
+            return out
+        config = replace(ctx.config, place=replace(ctx.config.place, pin_sites=pin_sites))
+        trial = Context(ctx.input_netlist_v, ctx.top, ctx.sdc, PhysicalPaths(ctx.paths.replace_dir, ctx.top), config,
+                        ctx.pdk, ctx.tech, ctx.macros, input_netlist_v=ctx.input_netlist_v)
+        trial.paths.root.mkdir(parents=True, exist_ok=True)
+        if ctx.paths.access_cache.is_file():  # per master, keyed on the GDS: valid for any layout
+            shutil.copyfile(ctx.paths.access_cache, trial.paths.access_cache)
+        for step_cls in STEPS:
+            if step_cls.id in REPLACE_STEPS:
+                step_cls().start(trial)
+        again = trial.route_result.failed_nets
+        out.update({"closer__replace__ran": True, "closer__replace__pin_sites": pin_sites,
+                    "closer__replace__unrouted_nets_before": first, "closer__replace__unrouted_nets_after": again,
+                    "closer__replace__kept": again < first})
+        if again < first:
+            _adopt_layout(ctx, trial)
+            out.update(trial.metrics)  # the kept layout's place, clock-tree and route keys
+        return out
+
+
+def _adopt_layout(ctx: Context, trial: Context) -> None:
+    """The fallback's layout becomes the run's: its files where later steps read them (the first
+    layout's kept in replace/first/), its netlist, layout, pin access, routing and config."""
+    archive = ctx.paths.replace_dir / "first"
+    archive.mkdir(parents=True, exist_ok=True)
+    for name in _LAYOUT_FILES:
+        mine, theirs = getattr(ctx.paths, name), getattr(trial.paths, name)
+        if mine.is_file():
+            shutil.move(mine, archive / mine.name)
+        if theirs.is_file():
+            shutil.copyfile(theirs, mine)
+    for name in ("netlist", "layout", "access", "route_result", "netlist_v", "config"):
+        setattr(ctx, name, getattr(trial, name))
 
 
 def port_names(n: Netlist) -> dict[str, str]:
@@ -680,7 +743,7 @@ class Metrics(Step):
 
 
 STEPS: tuple[type[Step], ...] = (ReadNetlist, Floorplan, Place, ClockTree, HoldRepair, Fill, WriteDef, PinAccess,
-                                 Route, Gds, Drc, Lvs, Repair, Cleanup, SignoffDrc, Antenna, Sta,
+                                 Route, Replace, Gds, Drc, Lvs, Repair, Cleanup, SignoffDrc, Antenna, Sta,
                                  SetupRepair, Metrics)
 
 
@@ -737,7 +800,7 @@ def run_physical(netlist_v: Path, top: str, sdc: Path | None, out_dir: Path,
         sdc = paths.canonical_sdc
     p = pdk()
     ctx = Context(netlist_v, top, Path(sdc) if sdc else None, paths, config, p,
-                  read_tech(p.tech_lef), read_macros(p.cell_lef))
+                  read_tech(p.tech_lef), read_macros(p.cell_lef), input_netlist_v=netlist_v)
     for step_cls in STEPS:
         step_cls().start(ctx)
         if stop_after == step_cls.id:

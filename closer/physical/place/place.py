@@ -28,6 +28,11 @@ class PlaceConfig:
     anchor_weight0: float = 0.05
     anchor_growth: float = 1.6
     seed: int = 0             # IO-order seed: 0 spreads the pins in name order, else a shuffled order
+    # sites per pin a cell counts as, at least, in the legalizer's area balance (0: its width):
+    # spreads pin-dense logic over more rows (its real width is what the rows get). The
+    # routability fallback's placement (flow.Replace); 3 measured there
+    pin_sites: float = 0.0
+    fallback_pin_sites: float = 3.0  # pin_sites of the fallback's placement (0: no fallback)
 
 
 def _edges(netlist: Netlist, index: dict[str, int], io_index: dict[str, int]):
@@ -117,13 +122,14 @@ def place(netlist: Netlist, macros: dict[str, Macro], layout: Layout, cfg: Place
             assign = _reassign_io(netlist, ports, slots, index, xs, ys, layout)
     layout.io_pins = {p: IoPin(p, netlist.ports[p], x, edge) for p, (edge, x) in assign.items()}
     widths = {n: round(macros[netlist.instances[n].master].width * DBU) // SITE_W for n in names}
+    weights = _area_weights(netlist, names, widths, cfg.pin_sites)
     fx = {io_index[p]: float(x) for p, (edge, x) in assign.items()}
     fy = {io_index[p]: float(0 if edge == "bottom" else layout.die_h) for p, (edge, x) in assign.items()}
     best = None
     weight = cfg.anchor_weight0
     for rnd in range(cfg.spread_rounds + 1):
         layout.cells = {}
-        cells = [(n, xs[index[n]], ys[index[n]], widths[n]) for n in names]
+        cells = [(n, xs[index[n]], ys[index[n]], widths[n], weights[n]) for n in names]
         spill: list = []
         _bisect(layout, cells, 0, layout.rows, 0, layout.cols, netlist, spill)
         _place_spill(layout, widths, spill, netlist)
@@ -139,6 +145,18 @@ def place(netlist: Netlist, macros: dict[str, Macro], layout: Layout, cfg: Place
         ys = _solve(len(names), ea, eb, w, fy, cy, cfg.cg_iterations, ay, weight, ay)
         weight *= cfg.anchor_growth
     layout.cells = best[1]
+
+
+def _area_weights(netlist: Netlist, names: list[str], widths: dict[str, int], pin_sites: float) -> dict[str, float]:
+    """Sites each cell counts as in the bisection: its width, or `pin_sites` per pin when more."""
+    if pin_sites <= 0:
+        return {n: float(widths[n]) for n in names}
+    pins = dict.fromkeys(names, 0)
+    for terms in netlist.nets.values():
+        for inst, _ in terms:
+            if inst in pins:
+                pins[inst] += 1
+    return {n: max(float(widths[n]), pin_sites * pins[n]) for n in names}
 
 
 def hpwl(netlist: Netlist, layout: Layout) -> float:
@@ -240,13 +258,13 @@ def _bisect(layout: Layout, cells, r0, r1, c0, c1, netlist: Netlist, spill: list
         key = 1
     cap1, cap2 = _capacity(layout, *first), _capacity(layout, *second)
     cells = sorted(cells, key=lambda c: (c[key], c[0]))
-    total = sum(c[3] for c in cells)
+    total = sum(c[4] for c in cells)  # the cells' area weights (_area_weights)
     target = total * cap1 / max(cap1 + cap2, 1)
     acc, split = 0, 0
     for i, c in enumerate(cells):
-        if acc + c[3] / 2 > target:
+        if acc + c[4] / 2 > target:
             break
-        acc += c[3]
+        acc += c[4]
         split = i + 1
     _bisect(layout, cells[:split], *first, netlist, spill)
     _bisect(layout, cells[split:], *second, netlist, spill)
@@ -259,7 +277,7 @@ def _place_row(layout: Layout, cells, row: int, c0: int, c1: int, netlist: Netli
     cells = sorted(cells, key=lambda c: (c[1], c[0]))
     slack = len(free) - sum(c[3] for c in cells)
     cursor = c0
-    for name, x, y, w in cells:
+    for name, x, y, w, _ in cells:
         want = int(round((x - layout.core_x0) / SITE_W - w / 2))
         col = max(cursor, min(want, cursor + max(slack, 0)))
         while col + w <= c1 and not all(c in free for c in range(col, col + w)):

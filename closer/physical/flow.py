@@ -75,7 +75,8 @@ class PhysicalPaths:
         <out>/route/on/               the same for the second routing variant, when it ran
         <out>/replace/                the routability fallback's own run up to routing (step
                                       Replace), when it ran; replace/first/ the first layout's
-                                      placed.def, router_cells.lef, final.def when its was kept
+                                      files when the fallback's layout was kept
+        <out>/replace_signoff/        the same through repair (step ReplaceAfterRepair)
         <out>/final.def               routed DEF + pin-access vias
         <out>/<top>.gds               the signed-off layout
         <out>/<top>.spef              parasitics (from qrouter's RC trees)
@@ -105,7 +106,6 @@ class PhysicalPaths:
     steps_json = property(lambda s: s.root / "steps.json")
     metadata = property(lambda s: s.root / "metadata.json")
     access_cache = property(lambda s: s.root / "pin_access.json")
-    replace_dir = property(lambda s: s.root / "replace")
 
 
 @dataclass
@@ -312,52 +312,93 @@ _LAYOUT_FILES = ("placed_def", "router_lef", "final_def", "access_cache", "netli
 class Replace(Step):
     """The routability fallback: when both routing variants left nets unrouted, the layout is
     built again from the input netlist up to routing (REPLACE_STEPS, in `replace/`) with
-    pin-weighted legalization (PlaceConfig.pin_sites = `fallback_pin_sites`: pin-dense logic
-    spread over more rows, where the first placement's unrouted nets crowd together), and that
-    layout is kept when it leaves fewer nets unrouted. Measured (docs/physical.md): the weak gcd
-    at place_seed 2, and its `&syn2` netlist at 7, left 21 nets unrouted, routed completely so."""
+    congestion-driven spreading (PlaceConfig.spread_pin_peaks = `fallback_spread_pin_peaks`: the
+    cells in the squares with more pins than the mean, where the unrouted nets crowd together,
+    count as larger in a second placement), and that layout is kept when it leaves fewer nets
+    unrouted. Measured (docs/physical.md): the weak gcd at place_seed 2 and its `&syn2` netlist
+    at 7 left 21 nets unrouted; placed so, they route completely."""
 
     id = "Replace"
     inputs = ("route_result",)
+    key = "closer__replace"
+    trial_steps: ClassVar[tuple[str, ...]] = REPLACE_STEPS
+    files: ClassVar[tuple[str, ...]] = _LAYOUT_FILES
+    folder = "replace"
+
+    def problems(self, ctx: Context) -> int:
+        return ctx.route_result.failed_nets
+
+    def wanted(self, ctx: Context) -> bool:
+        return True
 
     def run(self, ctx):
-        first = ctx.route_result.failed_nets
-        pin_sites = ctx.config.place.fallback_pin_sites
-        out: dict[str, Any] = {"closer__replace__ran": False}
-        if not first or pin_sites <= ctx.config.place.pin_sites:
+        first = self.problems(ctx)
+        alpha = ctx.config.place.fallback_spread_pin_peaks
+        out: dict[str, Any] = {f"{self.key}__ran": False}
+        if not first or alpha <= ctx.config.place.spread_pin_peaks or not self.wanted(ctx):
             return out
-        config = replace(ctx.config, place=replace(ctx.config.place, pin_sites=pin_sites))
-        trial = Context(ctx.input_netlist_v, ctx.top, ctx.sdc, PhysicalPaths(ctx.paths.replace_dir, ctx.top), config,
-                        ctx.pdk, ctx.tech, ctx.macros, input_netlist_v=ctx.input_netlist_v)
+        config = replace(ctx.config, place=replace(ctx.config.place, spread_pin_peaks=alpha))
+        trial = Context(ctx.input_netlist_v, ctx.top, ctx.sdc, PhysicalPaths(ctx.paths.root / self.folder, ctx.top),
+                        config, ctx.pdk, ctx.tech, ctx.macros, input_netlist_v=ctx.input_netlist_v)
         trial.paths.root.mkdir(parents=True, exist_ok=True)
         if ctx.paths.access_cache.is_file():  # per master, keyed on the GDS: valid for any layout
             shutil.copyfile(ctx.paths.access_cache, trial.paths.access_cache)
         for step_cls in STEPS:
-            if step_cls.id in REPLACE_STEPS:
+            if step_cls.id in self.trial_steps:
                 step_cls().start(trial)
-        again = trial.route_result.failed_nets
-        out.update({"closer__replace__ran": True, "closer__replace__pin_sites": pin_sites,
-                    "closer__replace__unrouted_nets_before": first, "closer__replace__unrouted_nets_after": again,
-                    "closer__replace__kept": again < first})
+        again = self.problems(trial)
+        out.update({f"{self.key}__ran": True, f"{self.key}__spread_pin_peaks": alpha,
+                    f"{self.key}__problems_before": first, f"{self.key}__problems_after": again,
+                    f"{self.key}__kept": again < first})
         if again < first:
-            _adopt_layout(ctx, trial)
-            out.update(trial.metrics)  # the kept layout's place, clock-tree and route keys
+            self.adopt(ctx, trial)
+            out.update(trial.metrics)  # the kept layout's place, clock-tree, route (and sign-off) keys
         return out
 
+    def adopt(self, ctx: Context, trial: Context) -> None:
+        """The fallback's layout becomes the run's: its files where later steps read them (the
+        first layout's kept in <folder>/first/), its netlist, layout, pin access, routing, config."""
+        archive = trial.paths.root / "first"
+        archive.mkdir(parents=True, exist_ok=True)
+        for name in self.files:
+            mine, theirs = getattr(ctx.paths, name), getattr(trial.paths, name)
+            if mine.is_dir():
+                shutil.move(mine, archive / mine.name)
+            elif mine.is_file():
+                shutil.move(mine, archive / mine.name)
+            if theirs.is_dir():
+                shutil.copytree(theirs, mine)
+            elif theirs.is_file():
+                shutil.copyfile(theirs, mine)
+        for name in ("netlist", "layout", "access", "route_result", "netlist_v", "config", "drc_result", "lvs_result"):
+            setattr(ctx, name, getattr(trial, name))
 
-def _adopt_layout(ctx: Context, trial: Context) -> None:
-    """The fallback's layout becomes the run's: its files where later steps read them (the first
-    layout's kept in replace/first/), its netlist, layout, pin access, routing and config."""
-    archive = ctx.paths.replace_dir / "first"
-    archive.mkdir(parents=True, exist_ok=True)
-    for name in _LAYOUT_FILES:
-        mine, theirs = getattr(ctx.paths, name), getattr(trial.paths, name)
-        if mine.is_file():
-            shutil.move(mine, archive / mine.name)
-        if theirs.is_file():
-            shutil.copyfile(theirs, mine)
-    for name in ("netlist", "layout", "access", "route_result", "netlist_v", "config"):
-        setattr(ctx, name, getattr(trial, name))
+
+def _signoff_problems(ctx: Context) -> int:
+    """Unrouted nets, Closer-deck DRC markers and LVS opens and shorts of the layout so far."""
+    return (ctx.route_result.failed_nets + ctx.drc_result.total + len(ctx.lvs_result.opens)
+            + len(ctx.lvs_result.shorts))
+
+
+class ReplaceAfterRepair(Replace):
+    """The same fallback once more, when the layout still has problems after the repair rounds
+    (unrouted nets, DRC markers, LVS opens or shorts: what the repair could not fix in place) and
+    Replace did not run: the trial goes through routing, DRC, LVS, repair and cleanup in
+    `replace_signoff/` and is kept when it has fewer problems. Not with the repair off (its
+    problems are the point of such a run)."""
+
+    id = "ReplaceAfterRepair"
+    inputs = ("route_result", "drc_result", "lvs_result")
+    key = "closer__replace_signoff"
+    trial_steps = REPLACE_STEPS + ("Gds", "Drc", "Lvs", "Repair", "Cleanup")
+    files = _LAYOUT_FILES + ("gds", "drc_dir", "lvs_dir")
+    folder = "replace_signoff"
+
+    def problems(self, ctx: Context) -> int:
+        return _signoff_problems(ctx)
+
+    def wanted(self, ctx: Context) -> bool:
+        return ctx.config.repair.rounds > 0 and not ctx.metrics.get("closer__replace__ran")
 
 
 def port_names(n: Netlist) -> dict[str, str]:
@@ -743,7 +784,7 @@ class Metrics(Step):
 
 
 STEPS: tuple[type[Step], ...] = (ReadNetlist, Floorplan, Place, ClockTree, HoldRepair, Fill, WriteDef, PinAccess,
-                                 Route, Replace, Gds, Drc, Lvs, Repair, Cleanup, SignoffDrc, Antenna, Sta,
+                                 Route, Replace, Gds, Drc, Lvs, Repair, Cleanup, ReplaceAfterRepair, SignoffDrc, Antenna, Sta,
                                  SetupRepair, Metrics)
 
 

@@ -28,11 +28,15 @@ class PlaceConfig:
     anchor_weight0: float = 0.05
     anchor_growth: float = 1.6
     seed: int = 0             # IO-order seed: 0 spreads the pins in name order, else a shuffled order
-    # sites per pin a cell counts as, at least, in the legalizer's area balance (0: its width):
-    # spreads pin-dense logic over more rows (its real width is what the rows get). The
-    # routability fallback's placement (flow.Replace); 3 measured there
-    pin_sites: float = 0.0
-    fallback_pin_sites: float = 3.0  # pin_sites of the fallback's placement (0: no fallback)
+    # congestion-driven spreading: after a first placement, each cell counts in the legalizer's
+    # area balance as its width times (pins in its PEAK_BIN square / mean pins per occupied
+    # square) ** spread_pin_peaks where above the mean, and the cells are placed again (its real
+    # width is what the row gets); 0: one placement. The routability fallback's (flow.Replace)
+    spread_pin_peaks: float = 0.0
+    fallback_spread_pin_peaks: float = 2.0  # spread_pin_peaks of the fallback (0: no fallback)
+
+
+PEAK_BIN = 20_000  # dbu (20 um, ~7 rows): the squares pin density is counted in
 
 
 def _edges(netlist: Netlist, index: dict[str, int], io_index: dict[str, int]):
@@ -102,6 +106,14 @@ def _solve(n: int, ea, eb, w, fixed_pos: dict[int, float], centre: float, iters:
 
 
 def place(netlist: Netlist, macros: dict[str, Macro], layout: Layout, cfg: PlaceConfig) -> None:
+    _place(netlist, macros, layout, cfg, None)
+    if cfg.spread_pin_peaks > 0:
+        _place(netlist, macros, layout, cfg, _peak_weights(netlist, layout, macros, cfg.spread_pin_peaks))
+
+
+def _place(netlist: Netlist, macros: dict[str, Macro], layout: Layout, cfg: PlaceConfig,
+           weights: dict[str, float] | None) -> None:
+    """One placement; `weights`: each cell's sites in the bisection's area balance (None: width)."""
     names = sorted(netlist.instances)
     index = {n: i for i, n in enumerate(names)}
     ports = sorted(netlist.ports)
@@ -122,7 +134,7 @@ def place(netlist: Netlist, macros: dict[str, Macro], layout: Layout, cfg: Place
             assign = _reassign_io(netlist, ports, slots, index, xs, ys, layout)
     layout.io_pins = {p: IoPin(p, netlist.ports[p], x, edge) for p, (edge, x) in assign.items()}
     widths = {n: round(macros[netlist.instances[n].master].width * DBU) // SITE_W for n in names}
-    weights = _area_weights(netlist, names, widths, cfg.pin_sites)
+    weights = weights or {n: float(widths[n]) for n in names}
     fx = {io_index[p]: float(x) for p, (edge, x) in assign.items()}
     fy = {io_index[p]: float(0 if edge == "bottom" else layout.die_h) for p, (edge, x) in assign.items()}
     best = None
@@ -147,16 +159,17 @@ def place(netlist: Netlist, macros: dict[str, Macro], layout: Layout, cfg: Place
     layout.cells = best[1]
 
 
-def _area_weights(netlist: Netlist, names: list[str], widths: dict[str, int], pin_sites: float) -> dict[str, float]:
-    """Sites each cell counts as in the bisection: its width, or `pin_sites` per pin when more."""
-    if pin_sites <= 0:
-        return {n: float(widths[n]) for n in names}
-    pins = dict.fromkeys(names, 0)
+def _peak_weights(netlist: Netlist, layout: Layout, macros: dict[str, Macro], alpha: float) -> dict[str, float]:
+    """Each placed cell's width, scaled by (pins in its PEAK_BIN square / mean) ** alpha above the mean."""
+    square = {n: (c.x // PEAK_BIN, c.y // PEAK_BIN) for n, c in layout.cells.items()}
+    pins: dict[tuple[int, int], int] = {}
     for terms in netlist.nets.values():
         for inst, _ in terms:
-            if inst in pins:
-                pins[inst] += 1
-    return {n: max(float(widths[n]), pin_sites * pins[n]) for n in names}
+            if inst in square:
+                pins[square[inst]] = pins.get(square[inst], 0) + 1
+    mean = sum(pins.values()) / max(len(pins), 1)
+    return {n: round(macros[netlist.instances[n].master].width * DBU) // SITE_W
+            * max(1.0, pins.get(square.get(n), 0) / mean) ** alpha for n in netlist.instances}
 
 
 def hpwl(netlist: Netlist, layout: Layout) -> float:

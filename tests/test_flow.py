@@ -164,6 +164,11 @@ def test_gcd_flow_writes_orfs_metrics(gcd_run):
     assert meta["run__flow__tool__synth"].startswith("yosys 0.")
     assert meta["run__flow__tool__sta"].startswith("sta 2.")
     assert "lint:verilator=5." in meta["run__closer__tool_versions"]
+    # gcd at 10 ns: the first `balanced` script meets ABC's delay target, so it is the only one
+    # run and kept (the other direction: tests/test_flow_timing_5ns.py)
+    assert meta["closer__synth__abc_scripts_tried"] == ["balanced"] and meta["closer__synth__abc_script"] == "balanced"
+    assert meta["closer__synth__abc_delay_ps"] <= meta["closer__synth__abc_target_ps"] == pytest.approx(7000.0)
+    assert paths.synth_attempt_log("balanced").is_file() and not paths.synth_attempt_log("balanced+syn2").exists()
     synth_log = Path(next(s.log for s in first.steps if s.name == "synth")).read_text()
     assert "-dont_use sky130_fd_sc_hd__lpflow_isobufsrc_1" in synth_log  # dfflibmap and abc
     netlist = (paths.node_dir("sta") / "outputs" / "gcd.vg").read_text()

@@ -142,6 +142,10 @@ def test_weak_gcd_signs_off_with_the_default_settings(weak_runs):
     assert meta["closer__signoff__lvs_errors"] == 0
     off = json.loads(weak_runs["off"].read_text())
     assert meta["finish__timing__setup__ws__corner__ss_100C_1v60"] > off["finish__timing__setup__ws__corner__ss_100C_1v60"]
+    # ABC's estimate of the first `balanced` script meets its target: its netlist is kept and the
+    # `&syn2` script never runs (its weak-gcd netlist did not route at the B task's hidden seed)
+    assert meta["closer__synth__abc_scripts_tried"] == ["balanced"] and meta["closer__synth__abc_script"] == "balanced"
+    assert meta["closer__synth__abc_delay_ps"] <= meta["closer__synth__abc_target_ps"]
 
 
 def test_strict_exit_and_verdict_line_follow_the_signoff(weak_runs):

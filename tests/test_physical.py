@@ -342,6 +342,54 @@ def test_route_gate_fails_when_nets_stay_unrouted(counter_run, pdk_paths, tmp_pa
     assert m["closer__route__unrouted_nets"] > 0
     assert m["closer__gate__route__pass"] is False and m["closer__gate__signoff__pass"] is False
     assert m["closer__signoff__lvs__opens"] >= 1
+    # the routability fallback (step Replace) ran because nets were left unrouted, and the run
+    # kept whichever layout left fewer; where the first routes completely it never runs
+    assert result.metrics["closer__replace__ran"] is False and not (work / "phys" / "replace").exists()
+    assert m["closer__replace__ran"] is True and m["closer__replace__spread_pin_peaks"] == 2.0
+    before, after = m["closer__replace__problems_before"], m["closer__replace__problems_after"]
+    assert m["closer__replace__kept"] == (after < before)
+    assert m["closer__route__unrouted_nets"] == min(before, after) > 0
+    assert (tmp_path / "starved" / "replace" / "steps.json").is_file()
+    assert (tmp_path / "starved" / "replace" / "first" / "final.def").is_file() == m["closer__replace__kept"]
+    # the fallback after the repair: not with the repair off, nor after Replace ran
+    assert m["closer__replace_signoff__ran"] is False and result.metrics["closer__replace_signoff__ran"] is False
+
+
+def test_congestion_driven_spreading_weights_the_pin_peaks(counter_run):
+    """PlaceConfig.spread_pin_peaks (the routability fallback's placement): after a first
+    placement, the cells in the squares with more pins than the mean count as larger
+    ((pins / mean) ** alpha times their width), the others as their width, and the second
+    placement spreads them out; with 0 the placement is the default one. Pure Python, on the
+    counter."""
+    from collections import Counter
+
+    from closer.pdk import pdk
+    from closer.physical.floorplan.floorplan import DBU, SITE_W, FloorplanConfig, make_floorplan
+    from closer.physical.io.lef import read_macros
+    from closer.physical.io.netlist import read_netlist
+    from closer.physical.place.place import PEAK_BIN, PlaceConfig, _peak_weights, place
+
+    _, work = counter_run
+    macros = read_macros(pdk().cell_lef)
+    netlist = read_netlist(work / "phys" / "netlist.json", "counter")
+
+    def placed(cfg: PlaceConfig):
+        layout = make_floorplan(netlist, macros, FloorplanConfig())
+        place(netlist, macros, layout, cfg)
+        return layout
+
+    plain = placed(PlaceConfig())
+    assert placed(PlaceConfig(spread_pin_peaks=0.0)).cells == plain.cells  # deterministic, one placement
+    square = {n: (c.x // PEAK_BIN, c.y // PEAK_BIN) for n, c in plain.cells.items()}
+    pins = Counter(square[i] for terms in netlist.nets.values() for i, _ in terms if i in square)
+    mean = sum(pins.values()) / len(pins)
+    assert max(pins.values()) > mean  # the counter has a peak to spread
+    weights = _peak_weights(netlist, plain, macros, 2.0)
+    for name, weight in weights.items():
+        width = round(macros[netlist.instances[name].master].width * DBU) // SITE_W
+        expected = width * (pins[square[name]] / mean) ** 2 if pins[square[name]] > mean else width
+        assert weight == pytest.approx(expected)
+    assert placed(PlaceConfig(spread_pin_peaks=2.0)).cells != plain.cells
 
 
 def _first_net_number(qrouter: str, phys: Path, tech_lef: Path, work: Path) -> int:

@@ -68,6 +68,13 @@ KEY_TABLE: list[KeyDoc] = [
     KeyDoc(SDC_EXCEPTIONS, "count",
            "timing-exception commands (set_false_path, set_multicycle_path, ...) in the SDC, which "
            "closer.sdc refuses unless the task's kind allows them (reports/sdc.json lists them)"),
+    KeyDoc("closer__synth__abc_script", "text",
+           "the ABC script whose netlist synthesis kept: the strategy's name, `balanced+syn2` when "
+           "the first `balanced` script's estimate missed the target (closer.flow.synth_choice)"),
+    KeyDoc("closer__synth__abc_delay_ps", "ps", "ABC's `stime -p` delay of the kept script (ss Liberty, no wires)"),
+    KeyDoc("closer__synth__abc_target_ps", "ps", "ABC's delay target D (`-D`; null without a clock)"),
+    KeyDoc("closer__synth__abc_scripts_tried", "list", "the scripts run, in order (synth/abc_<script>.log)"),
+    KeyDoc("closer__synth__abc_delays_ps_tried", "list", "ABC's delay of each script run, in the same order"),
     KeyDoc("synth__power__total", "W", "OpenSTA `sta::design_power` at the power corner (tt), "
            "as `report_power` prints it (reports/power.tt_025C_1v80.rpt)"),
     KeyDoc("synth__power__internal__total", "W", "the same, internal column"),

@@ -22,6 +22,8 @@ class FlowPaths:
           metadata.previous.json      the last good metadata.json, kept when a later run fails
           flow.json                   the run record: steps, wall time, peak memory, reuse
           sc.log                      SiliconCompiler's own log of the last run
+          synth/abc_<script>.log      the synthesis log of each ABC script this run tried
+                                      (closer.flow.synth_choice); the kept one's node is sc/.../synth
           .lock                       held (flock) while a run uses this directory
           .platform                   hash of the platform files the nodes were built with
     """
@@ -38,6 +40,13 @@ class FlowPaths:
 
     def node_log(self, step: str) -> Path:
         return self.node_dir(step) / f"{step}.log"
+
+    @property
+    def synth_attempts(self) -> Path:
+        return self.root / "synth"
+
+    def synth_attempt_log(self, script_name: str) -> Path:
+        return self.synth_attempts / f"abc_{script_name}.log"
 
     @property
     def canonical_sdc(self) -> Path:

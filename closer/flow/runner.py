@@ -11,6 +11,7 @@ import fcntl
 import hashlib
 import json
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -23,12 +24,13 @@ from closer import __version__
 from closer import metrics as closer_keys
 from closer.designs.model import load_design
 from closer.errors import CloserError, ToolError
-from closer.flow import metrics
+from closer.flow import metrics, synth_choice
 from closer.flow.dependency_check import dependency_check_once
 from closer.flow.paths import FlowPaths, default_run_dir
 from closer.flow.platform import load_platform
 from closer.flow.project import JOB_NAME, build_project
-from closer.flow.steps import STEPS, Backend, Step, resolve_backend, steps_until
+from closer.flow.settings import abc_scripts
+from closer.flow.steps import PHYSICAL_STEPS, STEPS, Backend, Step, resolve_backend, steps_until
 from closer.toolchain import use_venv_tools
 from closer.paths import repo_paths
 from closer.pdk import pdk
@@ -90,15 +92,24 @@ def run_flow(design_name: str, config: str = "default", to: str | None = None,
         _drop_nodes_of_another_platform(flow_paths)
         before = {s.name: _manifest_mtime(flow_paths, s.name, design.top) for s in steps}
         watcher = _ProgressWatcher(flow_paths, steps, design.top, before, progress)
-        project = build_project(design, design_paths, config, platform, pdk_paths,
-                                STEPS[chosen], flow_paths, to=steps[-1].name,
-                                flow_name=f"closer-{chosen.value}", sdc=sdc, log_stream=sc_log)
-        for step in steps:
-            project.set("option", "timeout", NODE_TIMEOUT_S, step=step.name, index="0")
+
+        def project_to(to: str, abc: str | None = None):
+            # a fresh project per run: SiliconCompiler's run() leaves the project's schema
+            # unusable for another run (a task's required keys were unset on the second)
+            project = build_project(design, design_paths, config, platform, pdk_paths,
+                                    STEPS[chosen], flow_paths, to=to,
+                                    flow_name=f"closer-{chosen.value}", sdc=sdc, log_stream=sc_log)
+            for step in steps:
+                project.set("option", "timeout", NODE_TIMEOUT_S, step=step.name, index="0")
+            if abc is not None:
+                from closer.flow.synth_task import CloserSynthesis
+                CloserSynthesis.find_task(project).set("var", "strategy", abc, step="synth", index="0")
+            return project
+
         watcher.start()
         try:
             with dependency_check_once():
-                project.run()
+                project, attempts = _run_project(project_to, steps, flow_paths, design)
         except RuntimeError as exc:
             error = _failure(flow_paths, steps, design.top, before, exc)
             _record_failure(flow_paths, design.name, config, chosen, steps, start, error)
@@ -111,9 +122,44 @@ def run_flow(design_name: str, config: str = "default", to: str | None = None,
     result = FlowResult(design.name, config, chosen.value, steps[-1].name, str(flow_paths.root),
                         round(time.monotonic() - start, 3), records)
     result.metadata = str(_write_metrics(flow_paths, steps, platform, design, design_paths, config,
-                                         chosen, records, pdk_paths.root))
+                                         chosen, records, pdk_paths.root, attempts))
     metrics.write_json(flow_paths.record, asdict(result))
     return result
+
+
+def _run_project(project_to, steps: list[Step], flow_paths: FlowPaths, design):
+    """Run up to the last of `steps` (`project_to(to, abc_script)` builds the project). With
+    synthesis among them, the steps before the physical ones run once per ABC script until one
+    meets ABC's delay target (closer.flow.synth_choice); then the rest, with the kept script
+    (synthesis runs again if a later one was tried). So a design the first script closes runs in
+    one project run up to `sta`, and the physical steps only ever see the kept netlist. Returns
+    the last project run and the synthesis attempts."""
+    names = [s.name for s in steps]
+    if "synth" not in names:
+        project = project_to(names[-1])
+        project.run()
+        return project, []
+    attempt_dir = flow_paths.synth_attempts
+    shutil.rmtree(attempt_dir, ignore_errors=True)  # this run's attempts only
+    attempt_dir.mkdir(parents=True)
+    front = [n for n in names if n not in _PHYSICAL][-1]
+    attempts: list[synth_choice.Attempt] = []
+    for script in abc_scripts(design.physical):
+        if attempts and not synth_choice.needs_next(attempts):
+            break
+        project = project_to(front, script.script)
+        project.run()
+        log = flow_paths.node_log("synth")
+        shutil.copyfile(log, flow_paths.synth_attempt_log(script.name))
+        attempts.append(synth_choice.Attempt(script.name, script.script, synth_choice.abc_estimate(log)))
+    kept = synth_choice.chosen(attempts)
+    if kept is not attempts[-1] or names[-1] != front:
+        project = project_to(names[-1], kept.script)
+        project.run()
+    return project, attempts
+
+
+_PHYSICAL = {s.name for s in PHYSICAL_STEPS}
 
 
 def _canonical_sdc(design, design_paths, flow_paths: FlowPaths, steps: list[Step], start: float,
@@ -321,7 +367,8 @@ def _physical_tools(flow_paths: FlowPaths) -> str | None:
 
 
 def _write_metrics(flow_paths, steps, platform, design, design_paths, config, backend,
-                   records: list[StepRecord], pdk_root: Path) -> Path:
+                   records: list[StepRecord], pdk_root: Path,
+                   attempts: list[synth_choice.Attempt]) -> Path:
     names = [s.name for s in steps]
     stages: list[dict] = []
     pnr_json = flow_paths.metrics_dir / PNR_STAGE_FILE
@@ -329,6 +376,7 @@ def _write_metrics(flow_paths, steps, platform, design, design_paths, config, ba
         stale.unlink(missing_ok=True)  # a shorter run (--to) must not leave a longer run's stages
     if "synth" in names:
         synth = metrics.synth_metrics(flow_paths.node_dir("synth") / "reports" / "stat.json")
+        synth.update(synth_choice.choice_metrics(attempts))
         metrics.write_json(flow_paths.synth_json, synth)
         stages.append(synth)
     if "sta" in names:

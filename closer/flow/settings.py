@@ -2,8 +2,10 @@
 B/C workspace's `flow/settings.toml`) may set, and the ABC script they select.
 
 `SynthSettings` is the declaration (closer.designs.model.Physical inherits its fields, so the
-settings reach the flow the way `router_passes` does); `abc_script` turns it into the script
-`yosys abc -script +...` runs against the synthesis corner's Liberty; `settings_table_markdown`
+settings reach the flow the way `router_passes` does); `abc_scripts` turns it into the scripts
+`yosys abc -script +...` runs against the synthesis corner's Liberty, in the order synthesis
+tries them (the second only when ABC's estimate of the first misses the delay target:
+closer.flow.synth_choice; `abc_script` is the first); `settings_table_markdown`
 renders the table of docs/flow.md from the declarations (tests compare the two).
 
 What ABC does with them (ABC's `scl` package, the commands OpenLane's synthesis scripts use):
@@ -17,6 +19,7 @@ delays or wires.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -31,9 +34,7 @@ class SynthStrategy(StrEnum):
 # the mapping part of each strategy; `{D}` is the delay target (Yosys fills in `-D <ps>`)
 _MAPPING: dict[SynthStrategy, list[str]] = {
     # `&if -g` (SOP balancing) and `&synch2` rebuild deep chains (a ripple comparator) for depth,
-    # which choices and `&nf` alone never do; then the same choice mapping as `area`. (`&syn2`
-    # first closes gcd at 5 ns, ss 4.39 -> 3.49 ns of logic, but its weak-gcd netlist no longer
-    # routes at the B task's hidden placer seed: reverted, docs/physical.md)
+    # which choices and `&nf` alone never do; then the same choice mapping as `area`
     SynthStrategy.BALANCED: ["strash", "&get -n", "&st", "&if -g -K 6", "&synch2", "&put",
                              "strash", "&get -n", "&dch -f", "&nf {D}", "&put"],
     # Yosys's own script for a Liberty with constraints (abc.cc ABC_COMMAND_CTR, mapping part)
@@ -46,14 +47,33 @@ _MAPPING: dict[SynthStrategy, list[str]] = {
 }
 
 
+# a strategy's second script, run only when ABC's estimate of the first misses the delay target
+# (closer.flow.synth_choice). `balanced`: `&syn2` rewriting before the balancing (gcd at 5 ns: ss
+# 4.39 -> 3.49 ns of logic, area +4 %). Not the first script: on a design the first already
+# closes it only changes the netlist (the weak gcd with it did not route at the B task's hidden
+# placer seed, docs/physical.md)
+_RESTRUCTURED: dict[SynthStrategy, list[str]] = {
+    SynthStrategy.BALANCED: ["strash", "&get -n", "&st", "&syn2", "&if -g -K 6", "&synch2", "&put",
+                             "strash", "&get -n", "&dch -f", "&nf {D}", "&put"],
+}
+RESTRUCTURED_SUFFIX = "+syn2"  # the second script's name: `<strategy>+syn2`
+
+
+@dataclass(frozen=True)
+class AbcScript:
+    name: str    # the strategy's value, `<strategy>+syn2` for its second script
+    script: str  # Yosys's inline form (`+cmd,arg;cmd...`)
+
+
 class SynthSettings(BaseModel):
     """Synthesis settings (flow/settings.toml keys)."""
 
     model_config = ConfigDict(extra="forbid")
     synth_strategy: SynthStrategy = Field(
         SynthStrategy.BALANCED, strict=False,  # a TOML string names the member, also in strict models
-        description="ABC mapping script: `balanced` (`&if -g` depth balancing, "
-        "then the `area` mapping), `area` (Yosys's delay-targeted `&nf` with area recovery) or `delay` (ORFS's "
+        description="ABC mapping script: `balanced` (`&if -g` depth balancing, then the `area` "
+        "mapping; when ABC's delay estimate misses the target, again with `&syn2` rewriting first, "
+        "kept if it meets it or is faster), `area` (Yosys's delay-targeted `&nf` with area recovery) or `delay` (ORFS's "
         "abc_speed restructuring loop, more area)")
     synth_buffering: bool = Field(
         True, description="ABC `buffer -N max_fanout -p`: fanout trees on every net with more "
@@ -74,7 +94,21 @@ class SynthSettings(BaseModel):
 
 def abc_script(settings: SynthSettings) -> str:
     """The ABC script of `settings` in Yosys's inline form (`+cmd,arg;cmd...`: `,` for spaces)."""
-    commands = list(_MAPPING[settings.synth_strategy])
+    return abc_scripts(settings)[0].script
+
+
+def abc_scripts(settings: SynthSettings) -> list[AbcScript]:
+    """The scripts synthesis tries in order: the strategy's, then its restructured one if it has
+    one (run only when the one before misses the delay target)."""
+    strategy = settings.synth_strategy
+    scripts = [AbcScript(strategy.value, _inline(_MAPPING[strategy], settings))]
+    if strategy in _RESTRUCTURED:
+        scripts.append(AbcScript(strategy.value + RESTRUCTURED_SUFFIX, _inline(_RESTRUCTURED[strategy], settings)))
+    return scripts
+
+
+def _inline(mapping: list[str], settings: SynthSettings) -> str:
+    commands = list(mapping)
     if settings.synth_buffering:
         commands.append(f"buffer -N {settings.max_fanout} -p")
     if settings.synth_sizing:

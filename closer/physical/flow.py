@@ -73,6 +73,10 @@ class PhysicalPaths:
         <out>/router_cells.lef        qrouter's view of the cells (pin access)
         <out>/route/                  qrouter scripts, logs, <top>_route.def, <top>.rc
         <out>/route/on/               the same for the second routing variant, when it ran
+        <out>/replace/                the routability fallback's own run up to routing (step
+                                      Replace), when it ran; replace/first/ the first layout's
+                                      files when the fallback's layout was kept
+        <out>/replace_signoff/        the same through repair (step ReplaceAfterRepair)
         <out>/final.def               routed DEF + pin-access vias
         <out>/<top>.gds               the signed-off layout
         <out>/<top>.spef              parasitics (from qrouter's RC trees)
@@ -114,6 +118,7 @@ class Context:
     pdk: PdkPaths
     tech: Tech
     macros: dict[str, Macro]
+    input_netlist_v: Path | None = None  # the netlist the run was given (netlist_v follows the edits)
     netlist: Netlist | None = None
     layout: Layout | None = None
     access: dict | None = None
@@ -295,6 +300,105 @@ class Route(Step):
                 "closer__route__variant_best_failed_nets": [n for _, n in r.tried],
                 "detailedroute__route__wirelength": round(wl, 1),
                 "closer__route__wall_s": round(r.wall_s, 2), "closer__route__cpu_s": round(r.cpu_s, 2), "closer__route__peak_rss_mb": round(r.peak_rss_mb, 1)}
+
+
+# what the routability fallback runs again, from the input netlist, on its own placement
+REPLACE_STEPS: tuple[str, ...] = ("ReadNetlist", "Floorplan", "Place", "ClockTree", "HoldRepair", "Fill", "WriteDef",
+                                  "PinAccess", "Route")
+# the files of a layout up to routing that later steps read from the run directory
+_LAYOUT_FILES = ("placed_def", "router_lef", "final_def", "access_cache", "netlist_json")
+
+
+class Replace(Step):
+    """The routability fallback: when both routing variants left nets unrouted, the layout is
+    built again from the input netlist up to routing (REPLACE_STEPS, in `replace/`) with
+    congestion-driven spreading (PlaceConfig.spread_pin_peaks = `fallback_spread_pin_peaks`: the
+    cells in the squares with more pins than the mean, where the unrouted nets crowd together,
+    count as larger in a second placement), and that layout is kept when it leaves fewer nets
+    unrouted. Measured (docs/physical.md): the weak gcd at place_seed 2 and its `&syn2` netlist
+    at 7 left 21 nets unrouted; placed so, they route completely."""
+
+    id = "Replace"
+    inputs = ("route_result",)
+    key = "closer__replace"
+    trial_steps: ClassVar[tuple[str, ...]] = REPLACE_STEPS
+    files: ClassVar[tuple[str, ...]] = _LAYOUT_FILES
+    folder = "replace"
+
+    def problems(self, ctx: Context) -> int:
+        return ctx.route_result.failed_nets
+
+    def wanted(self, ctx: Context) -> bool:
+        return True
+
+    def run(self, ctx):
+        first = self.problems(ctx)
+        alpha = ctx.config.place.fallback_spread_pin_peaks
+        out: dict[str, Any] = {f"{self.key}__ran": False}
+        if not first or alpha <= ctx.config.place.spread_pin_peaks or not self.wanted(ctx):
+            return out
+        config = replace(ctx.config, place=replace(ctx.config.place, spread_pin_peaks=alpha))
+        trial = Context(ctx.input_netlist_v, ctx.top, ctx.sdc, PhysicalPaths(ctx.paths.root / self.folder, ctx.top),
+                        config, ctx.pdk, ctx.tech, ctx.macros, input_netlist_v=ctx.input_netlist_v)
+        trial.paths.root.mkdir(parents=True, exist_ok=True)
+        if ctx.paths.access_cache.is_file():  # per master, keyed on the GDS: valid for any layout
+            shutil.copyfile(ctx.paths.access_cache, trial.paths.access_cache)
+        for step_cls in STEPS:
+            if step_cls.id in self.trial_steps:
+                step_cls().start(trial)
+        again = self.problems(trial)
+        out.update({f"{self.key}__ran": True, f"{self.key}__spread_pin_peaks": alpha,
+                    f"{self.key}__problems_before": first, f"{self.key}__problems_after": again,
+                    f"{self.key}__kept": again < first})
+        if again < first:
+            self.adopt(ctx, trial)
+            out.update(trial.metrics)  # the kept layout's place, clock-tree, route (and sign-off) keys
+        return out
+
+    def adopt(self, ctx: Context, trial: Context) -> None:
+        """The fallback's layout becomes the run's: its files where later steps read them (the
+        first layout's kept in <folder>/first/), its netlist, layout, pin access, routing, config."""
+        archive = trial.paths.root / "first"
+        archive.mkdir(parents=True, exist_ok=True)
+        for name in self.files:
+            mine, theirs = getattr(ctx.paths, name), getattr(trial.paths, name)
+            if mine.is_dir():
+                shutil.move(mine, archive / mine.name)
+            elif mine.is_file():
+                shutil.move(mine, archive / mine.name)
+            if theirs.is_dir():
+                shutil.copytree(theirs, mine)
+            elif theirs.is_file():
+                shutil.copyfile(theirs, mine)
+        for name in ("netlist", "layout", "access", "route_result", "netlist_v", "config", "drc_result", "lvs_result"):
+            setattr(ctx, name, getattr(trial, name))
+
+
+def _signoff_problems(ctx: Context) -> int:
+    """Unrouted nets, Closer-deck DRC markers and LVS opens and shorts of the layout so far."""
+    return (ctx.route_result.failed_nets + ctx.drc_result.total + len(ctx.lvs_result.opens)
+            + len(ctx.lvs_result.shorts))
+
+
+class ReplaceAfterRepair(Replace):
+    """The same fallback once more, when the layout still has problems after the repair rounds
+    (unrouted nets, DRC markers, LVS opens or shorts: what the repair could not fix in place) and
+    Replace did not run: the trial goes through routing, DRC, LVS, repair and cleanup in
+    `replace_signoff/` and is kept when it has fewer problems. Not with the repair off (its
+    problems are the point of such a run)."""
+
+    id = "ReplaceAfterRepair"
+    inputs = ("route_result", "drc_result", "lvs_result")
+    key = "closer__replace_signoff"
+    trial_steps = REPLACE_STEPS + ("Gds", "Drc", "Lvs", "Repair", "Cleanup")
+    files = _LAYOUT_FILES + ("gds", "drc_dir", "lvs_dir")
+    folder = "replace_signoff"
+
+    def problems(self, ctx: Context) -> int:
+        return _signoff_problems(ctx)
+
+    def wanted(self, ctx: Context) -> bool:
+        return ctx.config.repair.rounds > 0 and not ctx.metrics.get("closer__replace__ran")
 
 
 def port_names(n: Netlist) -> dict[str, str]:
@@ -680,7 +784,7 @@ class Metrics(Step):
 
 
 STEPS: tuple[type[Step], ...] = (ReadNetlist, Floorplan, Place, ClockTree, HoldRepair, Fill, WriteDef, PinAccess,
-                                 Route, Gds, Drc, Lvs, Repair, Cleanup, SignoffDrc, Antenna, Sta,
+                                 Route, Replace, Gds, Drc, Lvs, Repair, Cleanup, ReplaceAfterRepair, SignoffDrc, Antenna, Sta,
                                  SetupRepair, Metrics)
 
 
@@ -737,7 +841,7 @@ def run_physical(netlist_v: Path, top: str, sdc: Path | None, out_dir: Path,
         sdc = paths.canonical_sdc
     p = pdk()
     ctx = Context(netlist_v, top, Path(sdc) if sdc else None, paths, config, p,
-                  read_tech(p.tech_lef), read_macros(p.cell_lef))
+                  read_tech(p.tech_lef), read_macros(p.cell_lef), input_netlist_v=netlist_v)
     for step_cls in STEPS:
         step_cls().start(ctx)
         if stop_after == step_cls.id:

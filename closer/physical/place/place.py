@@ -28,6 +28,15 @@ class PlaceConfig:
     anchor_weight0: float = 0.05
     anchor_growth: float = 1.6
     seed: int = 0             # IO-order seed: 0 spreads the pins in name order, else a shuffled order
+    # congestion-driven spreading: after a first placement, each cell counts in the legalizer's
+    # area balance as its width times (pins in its PEAK_BIN square / mean pins per occupied
+    # square) ** spread_pin_peaks where above the mean, and the cells are placed again (its real
+    # width is what the row gets); 0: one placement. The routability fallback's (flow.Replace)
+    spread_pin_peaks: float = 0.0
+    fallback_spread_pin_peaks: float = 2.0  # spread_pin_peaks of the fallback (0: no fallback)
+
+
+PEAK_BIN = 20_000  # dbu (20 um, ~7 rows): the squares pin density is counted in
 
 
 def _edges(netlist: Netlist, index: dict[str, int], io_index: dict[str, int]):
@@ -97,6 +106,14 @@ def _solve(n: int, ea, eb, w, fixed_pos: dict[int, float], centre: float, iters:
 
 
 def place(netlist: Netlist, macros: dict[str, Macro], layout: Layout, cfg: PlaceConfig) -> None:
+    _place(netlist, macros, layout, cfg, None)
+    if cfg.spread_pin_peaks > 0:
+        _place(netlist, macros, layout, cfg, _peak_weights(netlist, layout, macros, cfg.spread_pin_peaks))
+
+
+def _place(netlist: Netlist, macros: dict[str, Macro], layout: Layout, cfg: PlaceConfig,
+           weights: dict[str, float] | None) -> None:
+    """One placement; `weights`: each cell's sites in the bisection's area balance (None: width)."""
     names = sorted(netlist.instances)
     index = {n: i for i, n in enumerate(names)}
     ports = sorted(netlist.ports)
@@ -117,13 +134,14 @@ def place(netlist: Netlist, macros: dict[str, Macro], layout: Layout, cfg: Place
             assign = _reassign_io(netlist, ports, slots, index, xs, ys, layout)
     layout.io_pins = {p: IoPin(p, netlist.ports[p], x, edge) for p, (edge, x) in assign.items()}
     widths = {n: round(macros[netlist.instances[n].master].width * DBU) // SITE_W for n in names}
+    weights = weights or {n: float(widths[n]) for n in names}
     fx = {io_index[p]: float(x) for p, (edge, x) in assign.items()}
     fy = {io_index[p]: float(0 if edge == "bottom" else layout.die_h) for p, (edge, x) in assign.items()}
     best = None
     weight = cfg.anchor_weight0
     for rnd in range(cfg.spread_rounds + 1):
         layout.cells = {}
-        cells = [(n, xs[index[n]], ys[index[n]], widths[n]) for n in names]
+        cells = [(n, xs[index[n]], ys[index[n]], widths[n], weights[n]) for n in names]
         spill: list = []
         _bisect(layout, cells, 0, layout.rows, 0, layout.cols, netlist, spill)
         _place_spill(layout, widths, spill, netlist)
@@ -139,6 +157,19 @@ def place(netlist: Netlist, macros: dict[str, Macro], layout: Layout, cfg: Place
         ys = _solve(len(names), ea, eb, w, fy, cy, cfg.cg_iterations, ay, weight, ay)
         weight *= cfg.anchor_growth
     layout.cells = best[1]
+
+
+def _peak_weights(netlist: Netlist, layout: Layout, macros: dict[str, Macro], alpha: float) -> dict[str, float]:
+    """Each placed cell's width, scaled by (pins in its PEAK_BIN square / mean) ** alpha above the mean."""
+    square = {n: (c.x // PEAK_BIN, c.y // PEAK_BIN) for n, c in layout.cells.items()}
+    pins: dict[tuple[int, int], int] = {}
+    for terms in netlist.nets.values():
+        for inst, _ in terms:
+            if inst in square:
+                pins[square[inst]] = pins.get(square[inst], 0) + 1
+    mean = sum(pins.values()) / max(len(pins), 1)
+    return {n: round(macros[netlist.instances[n].master].width * DBU) // SITE_W
+            * max(1.0, pins.get(square.get(n), 0) / mean) ** alpha for n in netlist.instances}
 
 
 def hpwl(netlist: Netlist, layout: Layout) -> float:
@@ -240,13 +271,13 @@ def _bisect(layout: Layout, cells, r0, r1, c0, c1, netlist: Netlist, spill: list
         key = 1
     cap1, cap2 = _capacity(layout, *first), _capacity(layout, *second)
     cells = sorted(cells, key=lambda c: (c[key], c[0]))
-    total = sum(c[3] for c in cells)
+    total = sum(c[4] for c in cells)  # the cells' area weights (_area_weights)
     target = total * cap1 / max(cap1 + cap2, 1)
     acc, split = 0, 0
     for i, c in enumerate(cells):
-        if acc + c[3] / 2 > target:
+        if acc + c[4] / 2 > target:
             break
-        acc += c[3]
+        acc += c[4]
         split = i + 1
     _bisect(layout, cells[:split], *first, netlist, spill)
     _bisect(layout, cells[split:], *second, netlist, spill)
@@ -259,7 +290,7 @@ def _place_row(layout: Layout, cells, row: int, c0: int, c1: int, netlist: Netli
     cells = sorted(cells, key=lambda c: (c[1], c[0]))
     slack = len(free) - sum(c[3] for c in cells)
     cursor = c0
-    for name, x, y, w in cells:
+    for name, x, y, w, _ in cells:
         want = int(round((x - layout.core_x0) / SITE_W - w / 2))
         col = max(cursor, min(want, cursor + max(slack, 0)))
         while col + w <= c1 and not all(c in free for c in range(col, col + w)):

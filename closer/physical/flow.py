@@ -122,6 +122,8 @@ class Context:
     lvs_result: lvs.LvsResult | None = None
     signoff_drc_result: signoff_drc.SignoffDrcResult | None = None
     antenna_result: antenna.AntennaResult | None = None
+    diode_sites: set[tuple[str, str]] = field(default_factory=set)  # (net, gate) pairs given a diode so far
+    diode_rounds: int = 0  # antenna repair rounds so far, over every Antenna step (their records' numbers)
     sta_results: list[sta.StaResult] = field(default_factory=list)
     metrics: dict[str, Any] = field(default_factory=dict)
     steps: list[dict] = field(default_factory=list)
@@ -488,24 +490,26 @@ class Antenna(Step):
         cfg = ctx.config.antenna
         ctx.antenna_result = self._check(ctx)
         first = ctx.antenna_result
-        done: set[tuple[str, str]] = set()
+        done = ctx.diode_sites  # a later Antenna step (after a setup repair's reroute) adds no second diode
         rounds, rerouted = 0, 0
         while ctx.antenna_result.violations and rounds < cfg.repair_rounds:
             sites = diodes.diode_sites(ctx.antenna_result.violations, ctx.netlist, ctx.macros, done, cfg.max_net_gates)
             if not sites:
                 break
-            # the check the round repairs is kept: the next check rewrites antenna.json
-            report = ctx.paths.antenna_dir / "antenna.json"
-            shutil.copyfile(report, ctx.paths.antenna_dir / f"before_round{rounds + 1}.json")
+            # the check the round repairs is kept: the next check rewrites antenna.json; a later
+            # Antenna step's rounds number on (records are never overwritten)
             rounds += 1
+            ctx.diode_rounds += 1
+            report = ctx.paths.antenna_dir / "antenna.json"
+            shutil.copyfile(report, ctx.paths.antenna_dir / f"before_round{ctx.diode_rounds}.json")
             names = diodes.insert_diodes(ctx.netlist, ctx.layout, ctx.macros, sites)
-            done |= set(sites)
+            done.update(sites)
             out = ctx.paths.root / f"{ctx.top}_diodes.v"
             diodes.write_verilog(ctx.netlist_v, out.with_suffix(".tmp.v"), ctx.netlist, names)
             out.with_suffix(".tmp.v").replace(out)
             ctx.netlist_v = out
             rerouted += len(_reroute_diode_nets(ctx, names, {net for net, _ in sites},
-                                                ctx.paths.route_dir / f"diodes{rounds}"))
+                                                ctx.paths.route_dir / f"diodes{ctx.diode_rounds}"))
             for step_cls in STEPS:
                 if step_cls.id in DIODE_SIGNOFF_STEPS:
                     step_cls().start(ctx)

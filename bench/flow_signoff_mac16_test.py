@@ -1,6 +1,7 @@
 """Run: `.venv/bin/python -m pytest -p tests.conftest bench/flow_signoff_mac16_test.py` (one full
-mac16 flow; kept out of `make test` for its time: over an hour on the shared 2-core machine at
-load average 10-18; not yet seen passing: docs/physical.md "mac16 under the official rules").
+mac16 flow; kept out of `make test` for its time: passed on 2026-12-02 in 3,946 s wall / 1,196 s
+CPU at load average 8-12, most of it the setup repair's two full reroutes: docs/physical.md
+"mac16 under the official rules").
 
 The bench's 16 x 16 MAC (bench/flow_scaling.py, 1,744 cells, density 0.20) signs off under the
 official rules (issue 18's done-when): 0 markers under the official deck (sky130A_mr.drc, FEOL +

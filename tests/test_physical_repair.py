@@ -50,6 +50,40 @@ def test_splice_routes_takes_only_the_named_nets():
     assert out.count("\n- ") == 3 and out.rstrip().endswith("END DESIGN")
 
 
+# qrouter's trailing pin-stub section: a reroute's output has its own section for the rerouted
+# nets, then the stubs of the DEF it read (the stale ones of `a` included when they were not stripped)
+STUBS = """
+SPECIALNETS 2 ;
+- a
++ ROUTED met1 320 ( 300 200 ) ( * 540 ) ;
+- b
++ ROUTED met2 280 ( 100 900 ) ( * 1240 ) ;
+END DESIGN
+"""
+REROUTED_STUBS = """
+SPECIALNETS 1 ;
+- a
++ ROUTED met1 320 ( 100 200 ) ( * 540 ) ;
+END SPECIALNETS
+
+- a
++ ROUTED met1 320 ( 300 200 ) ( * 540 ) ;
+- b
++ ROUTED met2 280 ( 100 900 ) ( * 1240 ) ;
+END DESIGN
+"""
+
+
+def test_strip_and_splice_move_the_rerouted_nets_pin_stubs():
+    base = DEF.replace("END NETS\nEND DESIGN\n", "END NETS\n" + STUBS)
+    stripped = repair.strip_routes(base, {"a"})
+    assert "( 300 200 ) ( * 540 )" not in stripped and "( 100 900 ) ( * 1240 )" in stripped  # a's stale stub gone
+    out = repair.splice_routes(base, DEF.replace("END NETS\nEND DESIGN\n", "END NETS\n" + REROUTED_STUBS), {"a"})
+    assert repair._stubs(out) == ["- b\n+ ROUTED met2 280 ( 100 900 ) ( * 1240 ) ;",
+                                  "- a\n+ ROUTED met1 320 ( 100 200 ) ( * 540 ) ;"]  # a's new stub, once
+    assert "SPECIALNETS 2 ;" in out and out.count("SPECIALNETS") == 1 and out.rstrip().endswith("END DESIGN")
+
+
 def test_splice_rc(tmp_path: Path):
     base, new = tmp_path / "base.rc", tmp_path / "new.rc"
     base.write_text("a 1 u2/Y 1 ( 1 0.1 u1/A )\nb 1 u4/Y 1 ( 2 0.2 u3/A )\n")
@@ -248,11 +282,14 @@ def test_small_island_next_to_another_shape_is_left_alone(tmp_path: Path):
     assert counts["m3.6"] == 1 and counts["m3.2"] == 0
 
 
-def test_repair_stops_at_its_wall_clock_budget(tmp_path: Path):
+def test_repair_stops_at_its_cpu_budget(tmp_path: Path):
     first = _cand(tmp_path, 4)
     best, log = repair.repair(first, None, None, None, tmp_path,  # type: ignore[arg-type]
-                              repair.RepairConfig(max_wall_s=0.0))
+                              repair.RepairConfig(max_cpu_s=0.0))
     assert best is first and [e["result"] for e in log.rounds] == ["out of time"]
+    before = repair.cpu_seconds()
+    sum(i * i for i in range(2_000_000))  # CPU work in this process counts
+    assert repair.cpu_seconds() > before
 
 
 def test_best_pass_is_written_during_the_run(tmp_path: Path, pdk_paths):

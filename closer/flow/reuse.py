@@ -8,7 +8,7 @@ files (`pdk_digest`: path relative to the PDK and content, so a copy of the PDK 
 as a Harbor container's /opt/pdk, is the same PDK) and the tool programs and Python distributions
 the flow runs (resolved path, size, modification time, version). Only a run that finished and is
 deterministic for its inputs is stored: a failed or stopped run, or one whose router or repair
-was cut by its wall-clock budget (`TIME_CUT_FLAGS`: the result depends on the machine's load), is
+was cut by its time budget (`TIME_CUT_FLAGS`: the result depends on the machine's load), is
 never served again.
 
 An entry is the run's output folder, its log and `entry.json` (`Entry`, which also lists the
@@ -56,7 +56,8 @@ RUN_CACHE = "flowcache"  # the run-local cache, under a run's control directory
 ENTRY_FILE = "entry.json"
 LOG_FILE = "flow.log"
 OUTPUT_DIR = "flow"
-# metadata flags of a run a wall-clock budget cut short: another run of the same inputs may differ
+# metadata flags of a run a time budget cut short (the router's wall seconds, the repair's CPU seconds or
+# a reroute's wall-timed passes): another run of the same inputs may differ
 TIME_CUT_FLAGS = ("closer__route__time_limited", "closer__repair__out_of_time")
 LOCK_POLL_S = 0.5
 SHA256_HEX = re.compile(r"[0-9a-f]{64}")

@@ -127,6 +127,8 @@ class Context:
     lvs_result: lvs.LvsResult | None = None
     signoff_drc_result: signoff_drc.SignoffDrcResult | None = None
     antenna_result: antenna.AntennaResult | None = None
+    diode_sites: set[tuple[str, str]] = field(default_factory=set)  # (net, gate) pairs given a diode so far
+    diode_rounds: int = 0  # antenna repair rounds so far, over every Antenna step (their records' numbers)
     sta_results: list[sta.StaResult] = field(default_factory=list)
     metrics: dict[str, Any] = field(default_factory=dict)
     steps: list[dict] = field(default_factory=list)
@@ -142,15 +144,16 @@ class Step(ABC):
         for name in self.inputs:
             if getattr(ctx, name) is None:
                 raise InputError(f"step {self.id}: input {name} is missing")
-        t0 = time.monotonic()
+        t0, cpu0 = time.monotonic(), repair.cpu_seconds()
         metrics = self.run(ctx) or {}
-        wall = time.monotonic() - t0
+        wall, cpu = time.monotonic() - t0, repair.cpu_seconds() - cpu0
         ctx.metrics.update(metrics)
         # high-water marks after the step: this Python process (placer, KLayout checks) and the
         # largest external tool run so far (qrouter, OpenSTA, Yosys)
         own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         tools = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        ctx.steps.append({"step": self.id, "wall_s": round(wall, 3), "python_peak_rss_mb": round(own, 1),
+        # cpu_s: this process and the tools it waited for, nested steps (an antenna round's) included
+        ctx.steps.append({"step": self.id, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "python_peak_rss_mb": round(own, 1),
                           "tools_peak_rss_mb": round(tools, 1), "metrics": metrics})
         ctx.paths.steps_json.write_text(json.dumps(ctx.steps, indent=1))
 
@@ -463,15 +466,20 @@ class Repair(Step):
         work = ctx.paths.route_dir / ("repair" if not earlier else f"repair-{earlier + 1}")
         cfg = ctx.config
 
-        repair_end = time.monotonic() + cfg.repair.max_wall_s
+        cpu_end = repair.cpu_seconds() + cfg.repair.max_cpu_s
+        cut: list[Path] = []  # reroutes whose rip-up passes the budget stopped
 
         def reroute(base, nets, before, rdir):
             # a round's rip-up passes stop at the end of the repair's budget (measured on
-            # mac16x2: one batch round of ~500 nets ran qrouter's schedule for 10+ minutes)
-            left = max(0.0, repair_end - time.monotonic())
+            # mac16x2: one batch round of ~500 nets ran qrouter's schedule for 10+ minutes);
+            # qrouter counts wall seconds, so such a cut is flagged as time-dependent
+            left = max(0.0, cpu_end - repair.cpu_seconds())
             rcfg = replace(cfg.route, pass_budget_s=min(cfg.route.pass_budget_s, left))
-            return route.reroute(ctx.pdk.tech_lef, ctx.paths.router_lef, base.routed_def, base.rc_file,
-                                 ctx.layout, rdir, rcfg, nets, before, r.patch)
+            out = route.reroute(ctx.pdk.tech_lef, ctx.paths.router_lef, base.routed_def, base.rc_file,
+                                ctx.layout, rdir, rcfg, nets, before, r.patch)
+            if route.time_limited(rdir / "qrouter_reroute.log"):
+                cut.append(rdir)
+            return out
 
         def signoff(routed_def, rc, failed, rdir):
             final_def = route.finalize_def(routed_def, ctx.layout, ctx.netlist, ctx.macros, ctx.access,
@@ -505,7 +513,7 @@ class Repair(Step):
             ctx.route_result.failed, ctx.route_result.failed_nets = best.failed, len(best.failed)
             ctx.drc_result, ctx.lvs_result = best.drc, best.lvs
         return {"closer__repair__rounds": sum(1 for e in log.rounds if e.get("result") in ("kept", "discarded")),
-                "closer__repair__out_of_time": any(e.get("result") == "out of time" for e in log.rounds),
+                "closer__repair__out_of_time": bool(cut) or any(e.get("result") == "out of time" for e in log.rounds),
                 "closer__repair__kept": sum(1 for e in log.rounds if e.get("result") == "kept"),
                 "closer__route__unrouted_nets": ctx.route_result.failed_nets,
                 "closer__route__failed_net_names": ctx.route_result.failed[:50],
@@ -566,15 +574,18 @@ def antenna_metrics(a: antenna.AntennaResult, n: Netlist) -> dict[str, Any]:
             "closer__signoff__antenna__violating_net_names": a.violating_nets[:50]}
 
 
-# what runs again after diodes are placed: fill to sign-off (the clock tree stays)
+# what runs again after a setup repair resized cells: fill to sign-off (the clock tree stays)
 REROUTE_STEPS: tuple[str, ...] = ("Fill", "WriteDef", "PinAccess", "Route", "Gds", "Drc", "Lvs", "Repair", "Cleanup",
                                   "SignoffDrc")
+# what runs again after an antenna round's incremental reroute (the official deck once, after the last round)
+DIODE_SIGNOFF_STEPS: tuple[str, ...] = ("Gds", "Drc", "Lvs", "Repair", "Cleanup")
 
 
 class Antenna(Step):
     """The LEF antenna ratios per net and layer on the final GDS (closer.physical.signoff.antenna); with
-    violations, diodes beside the flagged gates (closer.physical.repair.diodes) and the layout routed and
-    signed off again, up to `AntennaConfig.repair_rounds` times."""
+    violations, diodes beside the flagged nets' gates (closer.physical.repair.diodes), only the nets the
+    diodes touch rerouted against the kept wiring, and the layout signed off again, up to
+    `AntennaConfig.repair_rounds` rounds; then the official deck once more."""
 
     id = "Antenna"
     inputs = ("netlist", "layout")
@@ -583,27 +594,34 @@ class Antenna(Step):
         cfg = ctx.config.antenna
         ctx.antenna_result = self._check(ctx)
         first = ctx.antenna_result
-        done: set[tuple[str, str]] = set()
-        rounds = 0
+        done = ctx.diode_sites  # a later Antenna step (after a setup repair's reroute) adds no second diode
+        rounds, rerouted = 0, 0
         while ctx.antenna_result.violations and rounds < cfg.repair_rounds:
-            sites = diodes.diode_sites(ctx.antenna_result.violations, done)
+            sites = diodes.diode_sites(ctx.antenna_result.violations, ctx.netlist, ctx.macros, done, cfg.max_net_gates)
             if not sites:
                 break
-            # the check the round repairs is kept: the next check rewrites antenna.json
-            report = ctx.paths.antenna_dir / "antenna.json"
-            shutil.copyfile(report, ctx.paths.antenna_dir / f"before_round{rounds + 1}.json")
+            # the check the round repairs is kept: the next check rewrites antenna.json; a later
+            # Antenna step's rounds number on (records are never overwritten)
             rounds += 1
+            ctx.diode_rounds += 1
+            report = ctx.paths.antenna_dir / "antenna.json"
+            shutil.copyfile(report, ctx.paths.antenna_dir / f"before_round{ctx.diode_rounds}.json")
             names = diodes.insert_diodes(ctx.netlist, ctx.layout, ctx.macros, sites)
-            done |= set(sites)
+            done.update(sites)
             out = ctx.paths.root / f"{ctx.top}_diodes.v"
             diodes.write_verilog(ctx.netlist_v, out.with_suffix(".tmp.v"), ctx.netlist, names)
             out.with_suffix(".tmp.v").replace(out)
             ctx.netlist_v = out
+            rerouted += len(_reroute_diode_nets(ctx, names, {net for net, _ in sites},
+                                                ctx.paths.route_dir / f"diodes{ctx.diode_rounds}"))
             for step_cls in STEPS:
-                if step_cls.id in REROUTE_STEPS:
+                if step_cls.id in DIODE_SIGNOFF_STEPS:
                     step_cls().start(ctx)
             ctx.antenna_result = self._check(ctx)
+        if rounds:
+            SignoffDrc().start(ctx)
         return {**antenna_metrics(ctx.antenna_result, ctx.netlist), "closer__antenna__repair_rounds": rounds,
+                "closer__antenna__rerouted_nets": rerouted,
                 "closer__antenna__violating_nets_before_repair": len(first.violating_nets),
                 "closer__antenna__violating_net_names_before_repair": first.violating_nets[:50],
                 "closer__antenna__worst_margin_before_repair": round(first.worst_margin, 4)}
@@ -612,6 +630,40 @@ class Antenna(Step):
     def _check(ctx) -> antenna.AntennaResult:
         return antenna.check_antenna(ctx.paths.gds, ctx.layout, ctx.netlist, ctx.macros, ctx.tech,
                                      ctx.paths.antenna_dir, ctx.config.antenna.limit_scale)
+
+
+def _reroute_diode_nets(ctx: Context, names: list[str], nets: set[str], work: Path) -> set[str]:
+    """The placed diodes `names` (on `nets`) into the routed layout with every other wire kept: the
+    fill around them and the router's cell view again, the routed DEF with the new components and
+    connections, then qrouter on `nets` and on the nets with li1/met1 wiring over a diode's cell;
+    the spliced DEF is finalized as the flow's final DEF. Returns the nets rerouted."""
+    for step_cls in (Fill, WriteDef, PinAccess):
+        step_cls().start(ctx)
+    r = ctx.route_result
+    over = repair.nets_at(ctx.paths.final_def, ctx.pdk.tech_lef, ctx.paths.router_lef,
+                          diodes.cell_windows(ctx.layout, ctx.macros, names), DIODE_CLEARANCE_UM)
+    work.mkdir(parents=True, exist_ok=True)
+    base = work / "with_diodes.def"
+    base.write_text(diodes.with_diodes(r.routed_def.read_text(), ctx.paths.placed_def.read_text(), nets))
+    chosen = nets | over
+    t0 = time.monotonic()
+    routed_def, rc, failed = route.reroute(ctx.pdk.tech_lef, ctx.paths.router_lef, base, r.rc_file, ctx.layout,
+                                           work, ctx.config.route, chosen, [], r.patch)
+    (work / "diodes.json").write_text(json.dumps(
+        {"diodes": names, "diode_nets": sorted(nets), "nets_over_diodes": sorted(over - nets),
+         "base": str(r.routed_def), "routed": str(routed_def), "unrouted": failed,
+         "wall_s": round(time.monotonic() - t0, 2)}, indent=1))
+    r.routed_def, r.rc_file = routed_def, rc
+    r.failed = sorted(set(n for n in r.failed if n not in chosen) | set(failed))
+    r.failed_nets = len(r.failed)
+    route.finalize_def(routed_def, ctx.layout, ctx.netlist, ctx.macros, ctx.access, ctx.paths.final_def,
+                       ctx.config.pin_access, r.failed)
+    return chosen
+
+
+# li1 / met1 wiring of another net this close to a diode's cell is ripped up with the diode nets
+# (li.3 is 0.17 um, m1.2 0.14 um: a wire over the cell would short to its li1 pin or block its access)
+DIODE_CLEARANCE_UM = 0.2
 
 
 class Sta(Step):

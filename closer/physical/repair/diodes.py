@@ -1,18 +1,30 @@
-"""Antenna repair by diode insertion: a `sky130_fd_sc_hd__diode_2` beside each gate pin of each
-piece the antenna check flagged (closer.physical.signoff.antenna), on that gate's net.
+"""Antenna repair by diode insertion: a `sky130_fd_sc_hd__diode_2` beside the gate pins of each
+net the antenna check flagged (closer.physical.signoff.antenna), on that net, and an incremental
+reroute of only the nets the diodes touch.
 
 The diode's DIODE pin is all diffusion (cell LEF ANTENNADIFFAREA 0.4347 um^2), so once it is
 wired to the net at the gate's end, the piece holding the gate also holds that diffusion and the
-limit rises from the PWL's first point (400 on met1..met5) to above 2,600. The diodes go into
-the netlist (the Verilog the STA reads, and the layout's netlist), into the nearest free sites
-(the placer's spill placement, fill removed first) and the flow routes again.
+limit rises from the PWL's first point (400 on met1..met5) to above 2,600. A flagged net with at
+most `max_net_gates` gate pins gets a diode beside every one of them (its reroute cannot then move
+the violation to another of its gates, as it did on mac16's `clk`); a larger net gets them beside
+the flagged pieces' gates only. The diodes go into the netlist (the Verilog the STA reads, and
+the layout's netlist) and into the nearest free sites (the placer's spill placement, fill removed
+first).
+
+The reroute (the flow's Antenna step) keeps every other wire: the routed DEF gets the new
+components and the diode nets' connections (`with_diodes`), the diode nets and the nets with li1
+or met1 wiring over a diode's cell (`cell_windows`) are ripped up and rerouted by qrouter against
+the rest (closer.physical.route.reroute, as the rip-up repair does), and the new wiring is spliced
+back.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from closer.physical.place import place as place_mod
+from closer.physical.repair import repair
 from closer.physical.signoff.antenna import AntennaViolation
 from closer.physical.cts.cts import verilog_net
 from closer.physical.floorplan.floorplan import DBU, FILL_MASTERS, SITE_W, Layout
@@ -23,13 +35,30 @@ DIODE_CELL = "sky130_fd_sc_hd__diode_2"
 DIODE_PIN = "DIODE"
 
 
-def diode_sites(violations: list[AntennaViolation], done: set[tuple[str, str]]) -> list[tuple[str, str]]:
-    """(net, gate instance) pairs that get a diode: each gate pin of each flagged piece, once,
-    leaving out the pairs in `done` (diodes an earlier round placed)."""
+def gate_instances(netlist: Netlist, macros: dict[str, Macro], net: str) -> list[str]:
+    """The instances with a gate-only pin (LEF gate area, no diffusion) on `net`, in net order."""
+    out = []
+    for inst, pin in netlist.nets.get(net, []):
+        if inst == "PIN":
+            continue
+        lef_pin = macros[netlist.instances[inst].master].pins.get(pin)
+        if lef_pin is not None and lef_pin.gate_area and not lef_pin.diff_area and inst not in out:
+            out.append(inst)
+    return out
+
+
+def diode_sites(violations: list[AntennaViolation], netlist: Netlist, macros: dict[str, Macro],
+                done: set[tuple[str, str]], max_net_gates: int = 16) -> list[tuple[str, str]]:
+    """(net, gate instance) pairs that get a diode, once each, leaving out the pairs in `done`
+    (diodes an earlier round placed): every gate of a flagged net with at most `max_net_gates`
+    gates, else each gate of each flagged piece."""
     out: list[tuple[str, str]] = []
     for v in violations:
-        for gate in v.gates:
-            pair = (v.net, gate.rsplit("/", 1)[0])
+        gates = gate_instances(netlist, macros, v.net)
+        if len(gates) > max_net_gates:
+            gates = [g.rsplit("/", 1)[0] for g in v.gates]
+        for gate in gates:
+            pair = (v.net, gate)
             if pair not in done and pair not in out:
                 out.append(pair)
     return out
@@ -68,4 +97,25 @@ def write_verilog(source: Path, out: Path, netlist: Netlist, names: list[str]) -
     cells = "".join(f"  {DIODE_CELL} {n} (\n    .{DIODE_PIN}({verilog_net(netlist, netlist.instances[n].pins[DIODE_PIN])})\n  );\n"
                     for n in names)
     out.write_text(head + cells + sep + tail)
+    return out
+
+
+def with_diodes(routed_def: str, placed_def: str, nets: set[str]) -> str:
+    """The routed DEF with the placed DEF's COMPONENTS (the diodes, the fill around them) and
+    NETS entries of `nets` (their diode pins added, unrouted): every other net's wiring kept."""
+    section = re.compile(r"\nCOMPONENTS \d+ ;.*?END COMPONENTS", re.S)
+    components = section.search(placed_def)
+    if components is None or section.search(routed_def) is None:
+        raise ValueError("a DEF without a COMPONENTS section")
+    text = section.sub(lambda _: components.group(0), routed_def, count=1)
+    return repair.splice_routes(text, placed_def, nets)
+
+
+def cell_windows(layout: Layout, macros: dict[str, Macro], names: list[str]) -> list[repair.Window]:
+    """Each diode's cell box as an li1 window (li1 and met1 wiring inside it: repair.nets_at)."""
+    out = []
+    for name in names:
+        p = layout.cells[name]
+        m = macros[p.master]
+        out.append(("li1", (p.x / DBU, p.y / DBU, p.x / DBU + m.width, p.y / DBU + m.height)))
     return out

@@ -12,8 +12,8 @@ spliced back into the full routed DEF, and their RC trees into the `.rc` file.
 from __future__ import annotations
 
 import re
+import resource
 import shutil
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -40,7 +40,10 @@ RULE_OBSTRUCT: dict[str, str] = {"mcon": "met1", "via": "met1", "via2": "met2", 
 class RepairConfig:
     rounds: int = 8           # batch rounds (every problem rerouted at once)
     item_rounds: int = 24     # then rounds on one problem at a time
-    max_wall_s: float = 480.0  # no new round starts after this much repair time
+    # no new round starts after this many CPU seconds of the repair (this process and the tools it
+    # ran: cpu_seconds): a safety net behind the rounds; CPU, not wall, so the machine's load does
+    # not decide where a repair stops (a cut is still flagged: closer__repair__out_of_time)
+    max_cpu_s: float = 480.0
     obstruct: bool = True     # False: never add obstructions (the strategies' net windows only)
     fill: bool = True         # every candidate gets the same-net fills (closer.physical.repair.cleanup)
                               # before DRC, so rounds are spent only on what a fill cannot fix
@@ -67,6 +70,13 @@ class Candidate:
 @dataclass
 class RepairLog:
     rounds: list[dict] = field(default_factory=list)
+
+
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process and of every child it has waited for (qrouter,
+    through closer.procs.run's wait4); KLayout's DRC and LVS run in this process."""
+    own, tools = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + tools.ru_utime + tools.ru_stime
 
 
 def marker_windows(result: drc.DrcResult) -> list[Window]:
@@ -163,8 +173,24 @@ def _name(block: str) -> str | None:
     return m.group(1) if m else None
 
 
+def _stubs(text: str) -> list[str]:
+    """The stub entries after END NETS: qrouter writes each net's pin stubs as a SPECIALNETS
+    section there, and copies the stubs of the DEF it read after its own (so a reroute's output
+    has two such sections)."""
+    tail = text[text.index("END NETS") + len("END NETS"):].rsplit("END DESIGN", 1)[0]
+    body = re.sub(r"^\s*(SPECIALNETS\s+\d+\s*;|END SPECIALNETS)\s*$", "", tail, flags=re.M)
+    return [b.strip() for b in re.split(r"\n(?=- )", body) if b.strip().startswith("- ")]
+
+
+def _with_stubs(text: str, stubs: list[str]) -> str:
+    """`text` with its stub section replaced by `stubs` (one section, as a first route writes it)."""
+    end = text.index("END NETS")
+    section = f"SPECIALNETS {len(stubs)} ;\n" + "\n".join(stubs) + "\n" if stubs else ""
+    return text[:end] + "END NETS\n\n" + section + "END DESIGN\n"
+
+
 def strip_routes(text: str, nets: set[str]) -> str:
-    """The DEF with the wiring of `nets` removed (their connectivity kept)."""
+    """The DEF with the wiring of `nets` removed, their pin stubs included (their connectivity kept)."""
     start, end, blocks = _net_blocks(text)
     out = []
     for block in blocks:
@@ -173,15 +199,22 @@ def strip_routes(text: str, nets: set[str]) -> str:
             if cut >= 0:
                 block = block[:cut].rstrip() + " ;"
         out.append(block)
-    return text[:start] + "\n".join(out).rstrip() + "\n" + text[end:]
+    text = text[:start] + "\n".join(out).rstrip() + "\n" + text[end:]
+    return _with_stubs(text, [b for b in _stubs(text) if _name(b) not in nets])
 
 
 def splice_routes(base: str, rerouted: str, nets: set[str]) -> str:
-    """`base` with the NETS entries of `nets` taken from `rerouted`."""
+    """`base` with the NETS entries and pin stubs of `nets` taken from `rerouted` (a stale stub of
+    the old wiring would stay as dangling metal, a missing new one leaves a pin unconnected)."""
     new = {_name(b): b for b in _net_blocks(rerouted)[2] if _name(b) in nets}
     start, end, blocks = _net_blocks(base)
     out = [new.get(_name(b), b) if _name(b) in nets else b for b in blocks]
-    return base[:start] + "\n".join(b.rstrip() for b in out) + "\n" + base[end:]
+    text = base[:start] + "\n".join(b.rstrip() for b in out) + "\n" + base[end:]
+    new_stubs: dict[str, str] = {}
+    for b in _stubs(rerouted):  # its own section comes first
+        if _name(b) in nets:
+            new_stubs.setdefault(_name(b), b)
+    return _with_stubs(text, [b for b in _stubs(text) if _name(b) not in nets] + list(new_stubs.values()))
 
 
 def splice_rc(base: Path, rerouted: Path, nets: set[str], out: Path) -> Path:
@@ -269,13 +302,13 @@ def repair(first: Candidate, reroute: Callable[[Candidate, set[str], list[str], 
     """
     state = {"best": first, "k": 0}
     log = RepairLog()
-    deadline = time.monotonic() + cfg.max_wall_s
+    cpu_end = cpu_seconds() + cfg.max_cpu_s
 
     def out_of_time() -> bool:
-        if time.monotonic() < deadline:
+        if cpu_seconds() < cpu_end:
             return False
         if not log.rounds or log.rounds[-1].get("result") != "out of time":
-            log.rounds.append({"round": state["k"], "result": "out of time", "max_wall_s": cfg.max_wall_s})
+            log.rounds.append({"round": state["k"], "result": "out of time", "max_cpu_s": cfg.max_cpu_s})
         return True
 
     def attempt(problem: Problem, s: Strategy, phase: str) -> bool:

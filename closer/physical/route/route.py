@@ -247,7 +247,7 @@ def _route_once(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, 
             raise
         return finished(saved_best(_passes((work / "qrouter_full.log").read_text(errors="replace")),
                                    cfg.timeout_s, 0.0, True))
-    limited = "\nCLOSER_TIME_LIMIT" in done.log.read_text(errors="replace")
+    limited = time_limited(done.log)
     if best_dir is not None and final > 0 and passes and min(passes) < final and (best_dir / "best.def").is_file():
         return finished(saved_best(passes, done.wall_s, done.peak_rss_mb, limited, done.cpu_s))
     if not out_def.is_file():
@@ -481,6 +481,11 @@ def _on_segment(pt: tuple[int, int], seg) -> bool:
     (x1, y1), (x2, y2) = seg
     return min(x1, x2) <= pt[0] <= max(x1, x2) and min(y1, y2) <= pt[1] <= max(y1, y2) and (
         x1 == x2 == pt[0] or y1 == y2 == pt[1])
+
+
+def time_limited(log: Path) -> bool:
+    """The run's rip-up schedule was stopped by its pass budget (`pass_budget_s`)."""
+    return "\nCLOSER_TIME_LIMIT" in log.read_text(errors="replace")
 
 
 def have_qrouter() -> bool:

@@ -34,7 +34,9 @@ CUT_ABOVE = {"li1": "mcon", "met1": "via", "met2": "via2", "met3": "via3", "met4
 
 @dataclass(frozen=True)
 class AntennaConfig:
-    repair_rounds: int = 2     # diode-insertion rounds (closer.physical.repair.diodes), each a new route
+    repair_rounds: int = 3     # diode-insertion rounds (closer.physical.repair.diodes), each an
+                               # incremental reroute of the nets the diodes touch
+    max_net_gates: int = 16    # a flagged net with up to this many gate pins gets a diode at each
     # the LEF limits times this; only ever <= 1 (tighter than the foundry's: tests use it to
     # make a clean layout fail and exercise the repair), never a way to loosen a rule
     limit_scale: float = 1.0
@@ -44,6 +46,8 @@ class AntennaConfig:
             raise InputError(f"antenna limit_scale {self.limit_scale}: must be in (0, 1] (only tightens)")
         if self.repair_rounds < 0:
             raise InputError(f"antenna repair_rounds {self.repair_rounds}: must be >= 0")
+        if self.max_net_gates < 0:
+            raise InputError(f"antenna max_net_gates {self.max_net_gates}: must be >= 0")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,95 @@
+"""The antenna repair's diode choice and DEF surgery (closer.physical.repair.diodes) on small
+inputs with the PDK's cell LEF; the real tools run in tests/test_physical.py (the counter with
+tightened limits: diodes, an incremental reroute that keeps every other net's wiring, clean)."""
+
+from __future__ import annotations
+
+import pytest
+
+from closer.physical.io.lef import read_macros
+from closer.physical.io.netlist import Instance, Netlist
+from closer.physical.repair import diodes
+from closer.physical.signoff.antenna import AntennaConfig, AntennaViolation
+
+
+@pytest.fixture(scope="module")
+def macros(pdk_paths):
+    return read_macros(pdk_paths.cell_lef)
+
+
+def _fanout(n: int) -> Netlist:
+    """An input port `x` into n buffers (gate pins) and one diode (diffusion, not a gate)."""
+    insts = {f"b{i}": Instance(f"b{i}", "sky130_fd_sc_hd__buf_2", {"A": "x", "X": f"y{i}"}) for i in range(n)}
+    insts["d0"] = Instance("d0", diodes.DIODE_CELL, {diodes.DIODE_PIN: "x"})
+    nets = {"x": [("PIN", "x"), *((f"b{i}", "A") for i in range(n)), ("d0", diodes.DIODE_PIN)]}
+    return Netlist("t", insts, {"x": "input"}, nets)
+
+
+def _violation(gates: tuple[str, ...]) -> AntennaViolation:
+    return AntennaViolation("x", "met3", 450.0, 400.0, 0.1, 0.0, gates)
+
+
+def test_a_small_flagged_net_gets_a_diode_at_every_gate(macros):
+    netlist = _fanout(3)
+    sites = diodes.diode_sites([_violation(("b1/A",))], netlist, macros, set())
+    assert sites == [("x", "b0"), ("x", "b1"), ("x", "b2")]  # not the diode's own pin, not the port
+    assert diodes.diode_sites([_violation(("b1/A",))], netlist, macros, set(sites)) == []  # placed once
+
+
+def test_a_large_flagged_net_gets_diodes_at_the_flagged_gates_only(macros):
+    netlist = _fanout(20)
+    assert diodes.diode_sites([_violation(("b7/A", "b3/A"))], netlist, macros, set(), max_net_gates=16) == [
+        ("x", "b7"), ("x", "b3")]
+    with pytest.raises(Exception, match="max_net_gates"):
+        AntennaConfig(max_net_gates=-1)
+
+
+ROUTED = """VERSION 5.8 ;
+DESIGN t ;
+COMPONENTS 2 ;
+- u1 sky130_fd_sc_hd__buf_2 + PLACED ( 0 0 ) N ;
+- f1 sky130_fd_sc_hd__fill_2 + PLACED ( 2760 0 ) N ;
+END COMPONENTS
+NETS 2 ;
+- x
+  ( PIN x ) ( u1 A )
++ ROUTED met2 ( 100 200 ) ( * 5000 ) ;
+- y
+  ( u1 X ) ( u2 A )
++ ROUTED met1 ( 900 200 ) ( 3000 * ) ;
+END NETS
+
+SPECIALNETS 2 ;
+- x
++ ROUTED met1 320 ( 100 200 ) ( * 540 ) ;
+- y
++ ROUTED met1 320 ( 900 200 ) ( * 540 ) ;
+END DESIGN
+"""
+
+PLACED = """VERSION 5.8 ;
+DESIGN t ;
+COMPONENTS 2 ;
+- u1 sky130_fd_sc_hd__buf_2 + PLACED ( 0 0 ) N ;
+- ant_diode_0 sky130_fd_sc_hd__diode_2 + PLACED ( 2760 0 ) N ;
+END COMPONENTS
+NETS 2 ;
+- x
+  ( PIN x ) ( u1 A ) ( ant_diode_0 DIODE )
+  + USE SIGNAL ;
+- y
+  ( u1 X ) ( u2 A )
+  + USE SIGNAL ;
+END NETS
+END DESIGN
+"""
+
+
+def test_with_diodes_takes_the_new_components_and_keeps_the_other_nets_wiring():
+    out = diodes.with_diodes(ROUTED, PLACED, {"x"})
+    assert "ant_diode_0 sky130_fd_sc_hd__diode_2" in out and "fill_2" not in out
+    assert "( PIN x ) ( u1 A ) ( ant_diode_0 DIODE )" in out and "( * 5000 )" not in out  # x: diode, unrouted
+    assert "+ ROUTED met1 ( 900 200 ) ( 3000 * ) ;" in out  # y: its wiring and its pin stub kept
+    assert "( 900 200 ) ( * 540 )" in out and "( 100 200 ) ( * 540 )" not in out
+    with pytest.raises(ValueError, match="COMPONENTS"):
+        diodes.with_diodes(ROUTED, "NETS 0 ;\nEND NETS\n", {"x"})

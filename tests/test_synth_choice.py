@@ -81,3 +81,22 @@ def test_choice_metrics_record_every_attempt():
         "closer__synth__abc_script": "balanced+syn2", "closer__synth__abc_delay_ps": 3487.99,
         "closer__synth__abc_target_ps": 3500.0, "closer__synth__abc_scripts_tried": ["balanced", "balanced+syn2"],
         "closer__synth__abc_delays_ps_tried": [4387.33, 3487.99]}
+
+
+# Yosys's ABC pass on a design without combinational logic (a task's empty skeleton): it never
+# extracts a netlist for ABC, so ABC runs no script and prints no estimate
+_EMPTY = """\
+yosys> abc -showtmp -D 7000 -constr /x/sc_abc.constraints -script "+strash;stime,-p" -liberty /x/ss.lib
+22. Executing ABC pass (technology mapping using ABC).
+22.1. Summary of detected clock domains:
+Removing global temp directory.
+yosys> clean -purge
+"""
+
+
+def test_a_design_without_logic_meets_and_an_extracted_one_without_estimate_is_refused(tmp_path: Path):
+    estimate = abc_estimate(_log(tmp_path, _EMPTY))
+    assert estimate == AbcEstimate(0.0, 7000.0) and estimate.meets
+    extracted = _EMPTY.replace("Removing", "22.2. Extracting gate netlist of module `\\\\top' to `x.blif'..\nRemoving")
+    with pytest.raises(ToolError, match="no `stime -p` delay"):
+        abc_estimate(_log(tmp_path, extracted))

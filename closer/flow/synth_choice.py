@@ -23,6 +23,9 @@ _ABC_CALL = re.compile(r"^yosys> abc -showtmp\b(?P<args>.*)$")
 _TARGET = re.compile(r"\s-D\s+(?P<ps>[0-9]+(?:\.[0-9]+)?)\b")
 # `stime -p`: ... Area = 2137.05 ( 74.6 %)   Delay =  4492.11 ps  ( 12.0 %)
 _STIME = re.compile(r"^ABC: WireLoad = .*\bDelay =\s*(?P<ps>[0-9]+(?:\.[0-9]+)?) ps\b")
+# the ABC pass's own lines: a module's logic handed to ABC, and the pass's last line
+_EXTRACT = re.compile(r"^[0-9.]+ Extracting gate netlist of module ")
+_PASS_END = "Removing global temp directory."
 
 
 @dataclass(frozen=True)
@@ -50,10 +53,21 @@ def abc_estimate(log: Path) -> AbcEstimate:
         raise ToolError(f"{log}: no `abc -showtmp` call: not a synthesis log of this flow")
     args = _ABC_CALL.match(lines[calls[-1]])["args"]
     target = _TARGET.search(args)
-    delays = [float(m["ps"]) for line in lines[calls[-1]:] if (m := _STIME.match(line))]
+    target_ps = float(target["ps"]) if target else None
+    after = lines[calls[-1]:]
+    delays = [float(m["ps"]) for line in after if (m := _STIME.match(line))]
+    if not delays and _mapped_nothing(after):
+        return AbcEstimate(0.0, target_ps)  # no combinational logic: no script can do better
     if not delays:
         raise ToolError(f"{log}: ABC printed no `stime -p` delay after its last mapping")
-    return AbcEstimate(delays[-1], float(target["ps"]) if target else None)
+    return AbcEstimate(delays[-1], target_ps)
+
+
+def _mapped_nothing(after_call: list[str]) -> bool:
+    """Yosys ended the ABC pass without extracting a gate netlist (a design without combinational
+    logic, such as a task's empty skeleton): ABC never ran, so it printed no estimate."""
+    end = next((i for i, line in enumerate(after_call) if line.startswith(_PASS_END)), None)
+    return end is not None and not any(_EXTRACT.match(line) for line in after_call[:end])
 
 
 def needs_next(attempts: list[Attempt]) -> bool:

@@ -24,6 +24,7 @@ import ctypes
 import errno
 import multiprocessing
 import os
+import resource
 import select
 import shlex
 import shutil
@@ -97,6 +98,13 @@ def run(command: Command, log: Path, check: bool = True) -> Completed:
             f"{command.argv[0]} exited with {status}; log: {log}\n{result.log_tail()}"
         )
     return result
+
+
+def tree_cpu_s() -> float:
+    """User + system CPU seconds of this process and of every child it has waited for (`run`
+    waits with wait4, so a tool's time counts once it has ended)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _start(command: Command, env: dict[str, str], out) -> subprocess.Popen:

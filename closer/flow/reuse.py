@@ -319,7 +319,7 @@ def rewrite_paths(folder: Path, moves: dict[str, str]) -> None:
     """`moved_paths` applied to every file under `folder`; the files keep their modification times."""
     if not moves:
         return
-    for path in (p for p in folder.rglob("*") if p.is_file()):
+    for path in (p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):  # never through a link
         data = path.read_bytes()
         moved = moved_paths(data, moves)
         if moved != data:

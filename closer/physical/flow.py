@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+from closer import procs
 from closer.errors import InputError
 from closer.pdk import ALL_CORNERS, CORNERS, PdkPaths, pdk
 from closer.physical.cts import cts
@@ -133,6 +134,10 @@ class Context:
     metrics: dict[str, Any] = field(default_factory=dict)
     steps: list[dict] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        if self.input_netlist_v is None:
+            self.input_netlist_v = self.netlist_v
+
 
 class Step(ABC):
     id: ClassVar[str]
@@ -144,9 +149,9 @@ class Step(ABC):
         for name in self.inputs:
             if getattr(ctx, name) is None:
                 raise InputError(f"step {self.id}: input {name} is missing")
-        t0, cpu0 = time.monotonic(), repair.cpu_seconds()
+        t0, cpu0 = time.monotonic(), procs.tree_cpu_s()
         metrics = self.run(ctx) or {}
-        wall, cpu = time.monotonic() - t0, repair.cpu_seconds() - cpu0
+        wall, cpu = time.monotonic() - t0, procs.tree_cpu_s() - cpu0
         ctx.metrics.update(metrics)
         # high-water marks after the step: this Python process (placer, KLayout checks) and the
         # largest external tool run so far (qrouter, OpenSTA, Yosys)
@@ -342,7 +347,7 @@ class Replace(Step):
             return out
         config = replace(ctx.config, place=replace(ctx.config.place, spread_pin_peaks=alpha))
         trial = Context(ctx.input_netlist_v, ctx.top, ctx.sdc, PhysicalPaths(ctx.paths.root / self.folder, ctx.top),
-                        config, ctx.pdk, ctx.tech, ctx.macros, input_netlist_v=ctx.input_netlist_v)
+                        config, ctx.pdk, ctx.tech, ctx.macros)
         trial.paths.root.mkdir(parents=True, exist_ok=True)
         if ctx.paths.access_cache.is_file():  # per master, keyed on the GDS: valid for any layout
             shutil.copyfile(ctx.paths.access_cache, trial.paths.access_cache)
@@ -365,9 +370,7 @@ class Replace(Step):
         archive.mkdir(parents=True, exist_ok=True)
         for name in self.files:
             mine, theirs = getattr(ctx.paths, name), getattr(trial.paths, name)
-            if mine.is_dir():
-                shutil.move(mine, archive / mine.name)
-            elif mine.is_file():
+            if mine.exists():
                 shutil.move(mine, archive / mine.name)
             if theirs.is_dir():
                 shutil.copytree(theirs, mine)
@@ -466,14 +469,14 @@ class Repair(Step):
         work = ctx.paths.route_dir / ("repair" if not earlier else f"repair-{earlier + 1}")
         cfg = ctx.config
 
-        cpu_end = repair.cpu_seconds() + cfg.repair.max_cpu_s
+        cpu_end = procs.tree_cpu_s() + cfg.repair.max_cpu_s
         cut: list[Path] = []  # reroutes whose rip-up passes the budget stopped
 
         def reroute(base, nets, before, rdir):
             # a round's rip-up passes stop at the end of the repair's budget (measured on
             # mac16x2: one batch round of ~500 nets ran qrouter's schedule for 10+ minutes);
             # qrouter counts wall seconds, so such a cut is flagged as time-dependent
-            left = max(0.0, cpu_end - repair.cpu_seconds())
+            left = max(0.0, cpu_end - procs.tree_cpu_s())
             rcfg = replace(cfg.route, pass_budget_s=min(cfg.route.pass_budget_s, left))
             out = route.reroute(ctx.pdk.tech_lef, ctx.paths.router_lef, base.routed_def, base.rc_file,
                                 ctx.layout, rdir, rcfg, nets, before, r.patch)
@@ -893,7 +896,7 @@ def run_physical(netlist_v: Path, top: str, sdc: Path | None, out_dir: Path,
         sdc = paths.canonical_sdc
     p = pdk()
     ctx = Context(netlist_v, top, Path(sdc) if sdc else None, paths, config, p,
-                  read_tech(p.tech_lef), read_macros(p.cell_lef), input_netlist_v=netlist_v)
+                  read_tech(p.tech_lef), read_macros(p.cell_lef))
     for step_cls in STEPS:
         step_cls().start(ctx)
         if stop_after == step_cls.id:

@@ -12,12 +12,12 @@ spliced back into the full routed DEF, and their RC trees into the `.rc` file.
 from __future__ import annotations
 
 import re
-import resource
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from closer import procs
 from closer.physical.signoff import drc, lvs
 from closer.physical.signoff.gds import LAYERS
 
@@ -41,7 +41,7 @@ class RepairConfig:
     rounds: int = 8           # batch rounds (every problem rerouted at once)
     item_rounds: int = 24     # then rounds on one problem at a time
     # no new round starts after this many CPU seconds of the repair (this process and the tools it
-    # ran: cpu_seconds): a safety net behind the rounds; CPU, not wall, so the machine's load does
+    # ran: closer.procs.tree_cpu_s): a safety net behind the rounds; CPU, not wall, so the machine's load does
     # not decide where a repair stops (a cut is still flagged: closer__repair__out_of_time)
     max_cpu_s: float = 480.0
     obstruct: bool = True     # False: never add obstructions (the strategies' net windows only)
@@ -70,13 +70,6 @@ class Candidate:
 @dataclass
 class RepairLog:
     rounds: list[dict] = field(default_factory=list)
-
-
-def cpu_seconds() -> float:
-    """User + system CPU seconds of this process and of every child it has waited for (qrouter,
-    through closer.procs.run's wait4); KLayout's DRC and LVS run in this process."""
-    own, tools = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + tools.ru_utime + tools.ru_stime
 
 
 def marker_windows(result: drc.DrcResult) -> list[Window]:
@@ -302,10 +295,10 @@ def repair(first: Candidate, reroute: Callable[[Candidate, set[str], list[str], 
     """
     state = {"best": first, "k": 0}
     log = RepairLog()
-    cpu_end = cpu_seconds() + cfg.max_cpu_s
+    cpu_end = procs.tree_cpu_s() + cfg.max_cpu_s
 
     def out_of_time() -> bool:
-        if cpu_seconds() < cpu_end:
+        if procs.tree_cpu_s() < cpu_end:
             return False
         if not log.rounds or log.rounds[-1].get("result") != "out of time":
             log.rounds.append({"round": state["k"], "result": "out of time", "max_cpu_s": cfg.max_cpu_s})

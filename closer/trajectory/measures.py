@@ -260,8 +260,7 @@ class Summarizer:
     def _close_counts(self, ep: StagnationEpisode) -> None:
         ep.calls, ep.cost_units = self.since_calls, self.since_cost
 
-    @property
-    def rollbacks(self) -> list[Rollback]:
+    def _rollbacks(self) -> list[Rollback]:
         # model_construct: a hundred thousand of these from checked values; validating each costs
         return [Rollback.model_construct(seq=seq, layers=layers, after_feedback_from=tool, best_before=before,
                                          best_after=after, gain=gain)
@@ -285,7 +284,7 @@ class Summarizer:
             pnr_fraction=(self.by_tool.get(ToolClass.PNR.value, 0) / ran) if ran else None,
             first_feasible=self.first_feasible,
             thresholds=[ThresholdHit(threshold=t, reached=m) for t, m in self.hits.items()],
-            stagnation=self.episodes, rollbacks=self.rollbacks, curve=self.curve,
+            stagnation=self.episodes, rollbacks=self._rollbacks(), curve=self.curve,
         )
 
 

@@ -14,7 +14,6 @@ Conventions (docs/trajectory.md):
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from fractions import Fraction
 
@@ -135,6 +134,13 @@ def auc_step(steps: list[tuple[float, float]], budget: float) -> float:
 
 
 class Summarizer:
+    """The measures of one trajectory, one record at a time (`add`), then `result`.
+
+    `add` is the hot loop of a million-record summary: it is one function over locals (method
+    calls and attribute lookups cost more than the arithmetic), and a rollback is kept as a row
+    [seq, layers, after_feedback_from, best_before, best_after, gain] that becomes a `Rollback`
+    model when the summary is built."""
+
     def __init__(self, params: SummaryParams):
         self.p = params
         self.records = 0
@@ -145,8 +151,8 @@ class Summarizer:
         self.best_partial: float | None = None
         self.full_gate_calls = 0
         self.final: float | None = None
-        self.by_tool: Counter[ToolClass] = Counter()
-        self.outcomes: Counter[Outcome] = Counter()
+        self.by_tool: dict[ToolClass, int] = {}  # plain dicts: a Counter's += costs twice as much
+        self.outcomes: dict[Outcome, int] = {}
         self.curve: list[CurvePoint] = []
         self.first_feasible: Milestone | None = None
         self.hits: dict[float, Milestone | None] = {t: None for t in params.thresholds}
@@ -155,37 +161,58 @@ class Summarizer:
         self.since_calls = 0
         self.since_cost = 0.0
         self.since_start_seq: int | None = None
-        self.rollbacks: list[Rollback] = []
+        self.rollback_rows: list[list] = []  # in call order
         self.last_feedback: ToolClass | None = None
 
     def add(self, rec: TrajectoryRecord | RecordView) -> None:
-        # The hot loop of a million-record summary: enum members are str, so counters keyed by
-        # them read back by value; properties and generator expressions are spelled out.
+        # enum members are str: the counters keyed by them read back by value
         self.records += 1
         if not self.run_id:
             self.run_id = rec.run_id
         outcome = rec.outcome
-        self.outcomes[outcome] += 1
-        self.cost += rec.cost.units
+        outcomes = self.outcomes
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        units = rec.cost.units
+        self.cost += units
         if rec.elapsed_s > self.elapsed:
             self.elapsed = rec.elapsed_s
         best_before = self.best
-        if rec.layers and self.last_feedback is not None:
-            self._rollback(rec, best_before)
+        layers = rec.layers
+        if layers and self.last_feedback is not None:
+            self._rollback(rec.seq, layers, best_before)
         if outcome in _REFUSED:
             return
-        self.by_tool[rec.tool] += 1
-        reward, feasible = self._full_gate_result(rec)
-        if feasible and self.first_feasible is None:
-            self.first_feasible = self._here(rec)
+        tool = rec.tool
+        by_tool = self.by_tool
+        by_tool[tool] = by_tool.get(tool, 0) + 1
+        reward = None
+        if self.p.evaluates_full_gates(rec):
+            self.full_gate_calls += 1
+            reward = rec.reward
+            if rec.feasible and self.first_feasible is None:
+                self.first_feasible = self._here(rec)
+        else:
+            partial = rec.partial_reward if rec.partial_reward is not None else rec.reward
+            if partial is not None and (self.best_partial is None or partial > self.best_partial):
+                self.best_partial = partial
         improved = reward is not None and (best_before is None or reward > best_before)
         if reward is not None:
             self.final = reward
-        self._stagnation(rec, improved, best_before, reward)
         if improved:
+            self._end_stagnation(rec, best_before, reward)
             self._improved(rec, reward)
+        else:  # one more call without improvement
+            ep = self.open_episode
+            if ep is not None and ep.first_layers_after is None and layers and rec.seq > ep.detected_seq:
+                ep.first_layers_after = list(layers)
+            if self.since_start_seq is None:
+                self.since_start_seq = rec.seq
+            self.since_calls += 1
+            self.since_cost += units
+            if ep is None and (self.since_calls >= self.p.window_calls or self.since_cost >= self.p.window_cost_units):
+                self._open_episode(rec, best_before)
         if outcome in _FEEDBACK:
-            self.last_feedback = rec.tool
+            self.last_feedback = tool
 
     def _improved(self, rec: TrajectoryRecord | RecordView, reward: float) -> None:
         self.best = reward
@@ -193,66 +220,51 @@ class Summarizer:
         for t, hit in self.hits.items():
             if hit is None and reward >= t:
                 self.hits[t] = self._here(rec)
-        if self.rollbacks:
-            self.rollbacks[-1] = self._with_best(self.rollbacks[-1])
-
-    def _full_gate_result(self, rec: TrajectoryRecord | RecordView) -> tuple[float | None, bool | None]:
-        """(reward, feasible) of a call that evaluated the full gate set; (None, None) for any
-        other call, whose estimate is kept only as the informational partial best."""
-        if self.p.evaluates_full_gates(rec):
-            self.full_gate_calls += 1
-            return rec.reward, rec.feasible
-        partial = rec.partial_reward if rec.partial_reward is not None else rec.reward
-        if partial is not None and (self.best_partial is None or partial > self.best_partial):
-            self.best_partial = partial
-        return None, None
+        if self.rollback_rows:
+            row = self.rollback_rows[-1]
+            row[4], row[5] = self.best, max((self.best or 0.0) - (row[3] or 0.0), 0.0)
 
     def _here(self, rec: TrajectoryRecord | RecordView) -> Milestone:
         return Milestone(seq=rec.seq, elapsed_s=self.elapsed, cost_units=self.cost)
 
-    def _with_best(self, rb: Rollback) -> Rollback:
-        gain = (self.best or 0.0) - (rb.best_before or 0.0)
-        return rb.model_copy(update={"best_after": self.best, "gain": max(gain, 0.0)})
-
-    def _rollback(self, rec: TrajectoryRecord | RecordView, best_before: float | None) -> None:
+    def _rollback(self, seq: int, layers: list[EditLayer], best_before: float | None) -> None:
         feedback_stage = TOOL_STAGE[self.last_feedback]
-        for layer in rec.layers:
+        for layer in layers:
             if LAYER_STAGE[layer] < feedback_stage:
-                # model_construct: a hundred thousand of these from checked values; validating each costs
-                self.rollbacks.append(Rollback.model_construct(
-                    seq=rec.seq, layers=list(rec.layers), after_feedback_from=self.last_feedback,
-                    best_before=best_before, best_after=best_before, gain=0.0))
+                self.rollback_rows.append([seq, list(layers), self.last_feedback, best_before, best_before, 0.0])
                 return
 
-    def _stagnation(self, rec: TrajectoryRecord | RecordView, improved: bool, best_before: float | None,
-                    reward: float | None) -> None:
+    def _end_stagnation(self, rec: TrajectoryRecord | RecordView, best_before: float | None,
+                        reward: float) -> None:
+        """The call improved the best: the open episode (if any) ends, the counts restart."""
         ep = self.open_episode
-        if ep is not None and ep.first_layers_after is None and rec.layers and rec.seq > ep.detected_seq:
-            ep.first_layers_after = list(rec.layers)
-        if improved:
-            if ep is not None:
-                self._close_counts(ep)
-                ep.end_seq = rec.seq
-                ep.recovered = True
-                ep.gain = reward - (best_before or 0.0)
-                ep.breaking_layers = list(rec.layers)
-                self.open_episode = None
-            self.since_calls, self.since_cost, self.since_start_seq = 0, 0.0, None
-            return
-        if self.since_start_seq is None:
-            self.since_start_seq = rec.seq
-        self.since_calls += 1
-        self.since_cost += rec.cost.units
-        if ep is None and (self.since_calls >= self.p.window_calls or self.since_cost >= self.p.window_cost_units):
-            ep = StagnationEpisode(
-                start_seq=self.since_start_seq, detected_seq=rec.seq, end_seq=None, calls=self.since_calls,
-                cost_units=self.since_cost, best_before=best_before, recovered=False, gain=None,
-                first_layers_after=None, breaking_layers=None)
-            self.episodes.append(ep)
-            self.open_episode = ep
+        if ep is not None:
+            if ep.first_layers_after is None and rec.layers and rec.seq > ep.detected_seq:
+                ep.first_layers_after = list(rec.layers)
+            self._close_counts(ep)
+            ep.end_seq = rec.seq
+            ep.recovered = True
+            ep.gain = reward - (best_before or 0.0)
+            ep.breaking_layers = list(rec.layers)
+            self.open_episode = None
+        self.since_calls, self.since_cost, self.since_start_seq = 0, 0.0, None
+
+    def _open_episode(self, rec: TrajectoryRecord | RecordView, best_before: float | None) -> None:
+        ep = StagnationEpisode(
+            start_seq=self.since_start_seq, detected_seq=rec.seq, end_seq=None, calls=self.since_calls,
+            cost_units=self.since_cost, best_before=best_before, recovered=False, gain=None,
+            first_layers_after=None, breaking_layers=None)
+        self.episodes.append(ep)
+        self.open_episode = ep
 
     def _close_counts(self, ep: StagnationEpisode) -> None:
         ep.calls, ep.cost_units = self.since_calls, self.since_cost
+
+    def _rollbacks(self) -> list[Rollback]:
+        # model_construct: a hundred thousand of these from checked values; validating each costs
+        return [Rollback.model_construct(seq=seq, layers=layers, after_feedback_from=tool, best_before=before,
+                                         best_after=after, gain=gain)
+                for seq, layers, tool, before, after, gain in self.rollback_rows]
 
     def result(self, path: str, bad_lines: list[str]) -> TrajectorySummary:
         if self.open_episode is not None:
@@ -272,7 +284,7 @@ class Summarizer:
             pnr_fraction=(self.by_tool.get(ToolClass.PNR.value, 0) / ran) if ran else None,
             first_feasible=self.first_feasible,
             thresholds=[ThresholdHit(threshold=t, reached=m) for t, m in self.hits.items()],
-            stagnation=self.episodes, rollbacks=self.rollbacks, curve=self.curve,
+            stagnation=self.episodes, rollbacks=self._rollbacks(), curve=self.curve,
         )
 
 

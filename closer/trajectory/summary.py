@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -68,6 +71,20 @@ def summarize_trajectory(trajectory: Path, params: SummaryParams,
     """`run_id`: the run's id (from run.json); every record must carry it."""
     reader = TrajectoryReader(trajectory, run_id, views=True)
     acc = Summarizer(params)
-    for rec in reader:
-        acc.add(rec)
+    with _collector_paused():
+        for rec in reader:
+            acc.add(rec)
     return acc.result(str(trajectory), [b.describe(trajectory) for b in reader.bad_lines])
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The records and the measures built from them hold no reference cycles, so the cyclic
+    collector's passes over a million young objects find nothing (about 5% of a summary)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -129,3 +129,17 @@ def test_the_checkpoint_cache_key_is_the_rtl_a_takes():
     assert projected_digest(golden, ["rtl/*"]) == projected_digest(other_settings, ["rtl/*"])
     assert projected_digest(golden, ["rtl/*"]) != projected_digest(other_rtl, ["rtl/*"])
     assert projected_digest(golden, ["rtl/*"]) != projected_digest({**golden, "rtl/extra.v": "cc"}, ["rtl/*"])
+
+
+def test_every_cell_runs_its_first_trial_before_any_repeat(smoke):
+    """A repeat of a deterministic baseline starts after every first trial, so it finds their flows
+    stored rather than waiting beside the same flow; the compositions rank with their A trial."""
+    from closer.matrix.plan import submission_priority
+
+    _, jobs = smoke
+    trials = [j.trial for j in jobs]
+    assert trials == sorted(trials) and set(trials) == {1, 2}
+    ranks = [submission_priority(j) for j in jobs]
+    assert ranks == sorted(ranks, reverse=True) and len(set(ranks)) == 2
+    ab = jobs[0].model_copy(update={"role": "ab", "trial": 2})
+    assert submission_priority(ab) == submission_priority(jobs[-1]) < submission_priority(jobs[0])

@@ -16,7 +16,7 @@ from closer.errors import CloserError, InputError
 from closer.inputs import load_json_model
 from closer.matrix.execute import failed_composition, run_job
 from closer.matrix.paths import MatrixPaths
-from closer.matrix.plan import TrialJob, composed_job, composed_key, plain_jobs
+from closer.matrix.plan import TrialJob, composed_job, composed_key, plain_jobs, submission_priority
 from closer.matrix.spec import ClusterKind, ClusterSpec, MatrixSpec
 from closer.matrix.store import ResultStore, StoreEntry
 from closer.tasks.models import TaskKind
@@ -153,7 +153,8 @@ class MatrixRun:
         return composed_job(a_job, a_record, b_task, c_task, self.paths)
 
     def _submit(self, client, job: TrialJob):
-        return client.submit(run_job, job, self.paths.root, key=f"trial-{job.key}", pure=False, retries=0)
+        return client.submit(run_job, job, self.paths.root, key=f"trial-{job.key}", pure=False, retries=0,
+                             priority=submission_priority(job))
 
     def _finish(self, entry: StoreEntry) -> None:
         self._store(entry)

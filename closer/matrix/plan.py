@@ -3,6 +3,7 @@ each finished A trial. A job is plain data (it crosses to a Dask worker)."""
 
 from __future__ import annotations
 
+import heapq
 from itertools import product
 from pathlib import Path
 
@@ -52,11 +53,32 @@ def composed_key(design: str, tier: str, label: str, trial: int) -> str:
 
 
 def submission_priority(job: TrialJob) -> int:
-    """Dask priority of a job (higher runs first; ties in submission order): every cell's trial 1
-    before any cell's trial 2, and so on. A repeat of a deterministic baseline then finds the
-    first trial's flows in the shared flow cache instead of holding a worker while it waits for
-    the same flow running beside it (closer.flow.reuse.FlowCache.first_run)."""
+    """Higher is handed to a worker first (`JobQueue`): every cell's trial 1 before any cell's
+    trial 2, and so on. A repeat of a deterministic baseline then finds the first trial's flows
+    in the shared flow cache instead of holding a worker while it waits for the same flow running
+    beside it (closer.flow.reuse.FlowCache.first_run)."""
     return -job.trial
+
+
+class JobQueue:
+    """The jobs not yet handed to a worker, highest `submission_priority` first, then in the order
+    they were added."""
+
+    def __init__(self, jobs: list[TrialJob]) -> None:
+        self._heap: list[tuple[int, int, TrialJob]] = []
+        self._added = 0
+        for job in jobs:
+            self.push(job)
+
+    def push(self, job: TrialJob) -> None:
+        heapq.heappush(self._heap, (-submission_priority(job), self._added, job))
+        self._added += 1
+
+    def pop(self) -> TrialJob:
+        return heapq.heappop(self._heap)[2]
+
+    def __len__(self) -> int:
+        return len(self._heap)
 
 
 def plain_jobs(spec: MatrixSpec, tasks: dict[tuple[str, str, str], Path], suite_versions: dict[str, str],

@@ -55,7 +55,7 @@ def _wait_for_entries(store: ResultStore, proc: subprocess.Popen, count: int, ti
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(2400)
+@pytest.mark.timeout(3600)
 def test_smoke_matrix_killed_and_resumed_runs_only_the_missing_trials(repo, tmp_path: Path):
     spec, out = repo.root / "examples" / "matrix" / "gcd-smoke.toml", tmp_path / "matrix"
     store = ResultStore(out / "store.jsonl")

@@ -293,9 +293,13 @@ def test_cache_dir_follows_the_environment(tmp_path: Path, monkeypatch) -> None:
     assert reuse.active() is None
     monkeypatch.setenv(reuse.CACHE_ENV, reuse.DISABLED)
     assert reuse.cache_dir(tmp_path / "run") is None and reuse.active() is None
+    assert reuse.cache_dir(tmp_path / "run", shared_ok=False) is None
     monkeypatch.setenv(reuse.CACHE_ENV, str(tmp_path / "shared"))
     assert reuse.cache_dir(tmp_path / "run") == (tmp_path / "shared").resolve()
     assert reuse.active() is not None
+    # an agent under test's trial keeps its own cache beside a shared one
+    assert reuse.cache_dir(tmp_path / "run", shared_ok=False) == tmp_path / "run" / reuse.RUN_CACHE
+    assert reuse.cache_dir(None, shared_ok=False) is None
 
 
 def _closer_tool(workspace: Path, tool: str, env: dict) -> subprocess.CompletedProcess:

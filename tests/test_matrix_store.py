@@ -129,3 +129,19 @@ def test_the_checkpoint_cache_key_is_the_rtl_a_takes():
     assert projected_digest(golden, ["rtl/*"]) == projected_digest(other_settings, ["rtl/*"])
     assert projected_digest(golden, ["rtl/*"]) != projected_digest(other_rtl, ["rtl/*"])
     assert projected_digest(golden, ["rtl/*"]) != projected_digest({**golden, "rtl/extra.v": "cc"}, ["rtl/*"])
+
+
+def test_every_cell_runs_its_first_trial_before_any_repeat(smoke):
+    """A repeat of a deterministic baseline is handed out after every first trial, so it finds their
+    flows stored rather than waiting beside the same flow; a composition queued later goes with
+    its trial."""
+    from closer.matrix.plan import JobQueue
+
+    _, jobs = smoke
+    assert [j.trial for j in jobs] == sorted(j.trial for j in jobs)
+    queue = JobQueue(list(reversed(jobs)))
+    first = [queue.pop() for _ in range(len(jobs) // 2)]
+    assert {j.trial for j in first} == {1} and first[0].key == jobs[-1 - len(jobs) // 2].key  # ties: in order added
+    queue.push(jobs[0].model_copy(update={"key": "AB:x", "role": "ab"}))
+    assert queue.pop().key == "AB:x" and len(queue) == len(jobs) // 2
+    assert {queue.pop().trial for _ in range(len(queue))} == {2} and not queue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import jsonschema
@@ -63,3 +64,30 @@ def test_crashing_command_agent_is_an_agent_failure(suite: SuitePaths, tmp_path)
     assert not record.machinery_baseline and record.agent == "crasher"
     assert record.agent_exit == "crashed" and record.agent_returncode == 3
     assert record.run_state == "agent_failure"
+
+
+
+def _reused(record) -> list[bool]:
+    lines = Path(record.paths["trajectory"]).read_text().splitlines()
+    return [json.loads(line)["cost"]["reused"] for line in lines]
+
+
+@pytest.mark.slow
+def test_a_shared_flow_cache_serves_the_machinery_baselines_never_an_agent_under_test(
+        suite: SuitePaths, tmp_path, monkeypatch) -> None:
+    """Real Yosys: with $CLOSER_FLOW_CACHE set, an agent under test's second trial runs its synth
+    call again (its trials are independent: each has its own cache, the shared one gets nothing);
+    the same command run as a machinery baseline takes its second trial's call from the shared
+    cache."""
+    shared = tmp_path / "shared"
+    monkeypatch.setenv("CLOSER_FLOW_CACHE", str(shared))
+    task = suite.task("gcd-A-low").root
+    model = resolve_agent("sh -c 'cd {workspace} && closer-tool synth'", label="model")
+    trials = run_trials(task, model, 2, tmp_path / "model")
+    assert [_reused(r) for r in trials] == [[False], [False]]
+    assert not shared.exists() or not any(shared.rglob("entry.json"))
+    assert not any((Path(r.paths["run"]) / "flowcache").exists() for r in trials)  # dropped after evaluation
+    baseline = dataclasses.replace(model, label="as-baseline", machinery_baseline=True)
+    trials = run_trials(task, baseline, 2, tmp_path / "baseline")
+    assert [_reused(r) for r in trials] == [[False], [True]]
+    assert any(shared.rglob("entry.json"))

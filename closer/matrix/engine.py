@@ -16,7 +16,7 @@ from closer.errors import CloserError, InputError
 from closer.inputs import load_json_model
 from closer.matrix.execute import failed_composition, run_job
 from closer.matrix.paths import MatrixPaths
-from closer.matrix.plan import TrialJob, composed_job, composed_key, plain_jobs
+from closer.matrix.plan import JobQueue, TrialJob, composed_job, composed_key, plain_jobs
 from closer.matrix.spec import ClusterKind, ClusterSpec, MatrixSpec
 from closer.matrix.store import ResultStore, StoreEntry
 from closer.tasks.models import TaskKind
@@ -94,11 +94,12 @@ class MatrixRun:
         jobs = plain_jobs(self.spec, self.tasks, self.versions, self.paths)
         by_key = {job.key: job for job in jobs}
         keys = set(by_key) | {self._composed_key(a) for a in jobs if self._composes(a)}
-        todo = self.pending(jobs)
+        queue = JobQueue(self.pending(jobs))
         failures = 0
         with _terminate_as_interrupt(), dask_client(self.spec.cluster) as client, self._progress() as bar:
             task = bar.add_task("trials", total=len(keys), completed=len(keys & set(self.done)))
-            futures = as_completed([self._submit(client, job) for job in todo])
+            futures = as_completed()
+            self._hand_out(client, futures, queue)
             for future in futures:
                 try:
                     entry = StoreEntry.model_validate(future.result())
@@ -106,6 +107,7 @@ class MatrixRun:
                     failures += 1
                     self.console.print(f"{future.key}: {type(exc).__name__}: {exc}", soft_wrap=True, markup=False,
                                        style="red")
+                    self._hand_out(client, futures, queue)
                     continue
                 self._finish(entry)
                 bar.advance(task)
@@ -115,11 +117,21 @@ class MatrixRun:
                     if ab is None:
                         bar.advance(task)  # a composition whose A failed its gates is stored at once
                     else:
-                        futures.add(self._submit(client, ab))
+                        queue.push(ab)
+                self._hand_out(client, futures, queue)
         if failures:
             raise CloserError(f"{failures} trial(s) failed to run (not stored; a re-run retries them); "
                               f"logs in {self.paths.root / 'logs'}")
         return self.store.entries()
+
+    def _hand_out(self, client, futures, queue: JobQueue) -> None:
+        """Submit queued jobs until every worker thread has one. The client, not Dask, holds the
+        rest: Dask assigns each submitted task to a worker at once, and a worker that finishes
+        early does not take the long trials queued on another (in the smoke run one worker idled
+        for minutes beside a queue of four B trials on the other)."""
+        slots = max(self.spec.cluster.workers, sum(client.nthreads().values()))
+        while queue and futures.count() < slots:
+            futures.add(self._submit(client, queue.pop()))
 
     def pending(self, jobs: list[TrialJob]) -> list[TrialJob]:
         """What is left to run: the trials without a store entry, and the compositions of the A

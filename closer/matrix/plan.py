@@ -3,6 +3,8 @@ each finished A trial. A job is plain data (it crosses to a Dask worker)."""
 
 from __future__ import annotations
 
+import heapq
+from itertools import product
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -50,23 +52,49 @@ def composed_key(design: str, tier: str, label: str, trial: int) -> str:
     return f"{COMPOSED}:{design}-{tier}/{label}/trial-{trial}"
 
 
+def submission_priority(job: TrialJob) -> int:
+    """Higher is handed to a worker first (`JobQueue`): every cell's trial 1 before any cell's
+    trial 2, and so on. A repeat of a deterministic baseline then finds the first trial's flows
+    in the shared flow cache instead of holding a worker while it waits for the same flow running
+    beside it (closer.flow.reuse.FlowCache.first_run)."""
+    return -job.trial
+
+
+class JobQueue:
+    """The jobs not yet handed to a worker, highest `submission_priority` first, then in the order
+    they were added."""
+
+    def __init__(self, jobs: list[TrialJob]) -> None:
+        self._heap: list[tuple[int, int, TrialJob]] = []
+        self._added = 0
+        for job in jobs:
+            self.push(job)
+
+    def push(self, job: TrialJob) -> None:
+        heapq.heappush(self._heap, (-submission_priority(job), self._added, job))
+        self._added += 1
+
+    def pop(self) -> TrialJob:
+        return heapq.heappop(self._heap)[2]
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+
 def plain_jobs(spec: MatrixSpec, tasks: dict[tuple[str, str, str], Path], suite_versions: dict[str, str],
                paths: MatrixPaths) -> list[TrialJob]:
-    """Every design x kind x budget x agent x trial; `tasks` maps (design, kind, tier) -> task folder."""
+    """Every trial x design x kind x budget x agent, trial-major (`submission_priority`); `tasks`
+    maps (design, kind, tier) -> task folder."""
     jobs = []
-    for design in spec.designs:
-        for kind in spec.kinds:
-            for tier in spec.budgets:
-                task_dir = tasks[(design, kind.value, tier)]
-                for entry in spec.agents:
-                    label = entry.resolve().label
-                    for trial in range(1, spec.trials + 1):
-                        jobs.append(TrialJob(
-                            key=trial_key(task_dir.name, label, trial), role="trial", design=design,
-                            kind=kind.value, budget_tier=tier, agent=entry, agent_label=label, trial=trial,
-                            task_dir=task_dir, runs=paths.runs, suite_version=suite_versions[design],
-                            a_task=tasks[(design, TaskKind.A.value, tier)] if spec.compose and kind is TaskKind.C
-                            else None))
+    for trial, design, kind, tier, entry in product(range(1, spec.trials + 1), spec.designs, spec.kinds,
+                                                    spec.budgets, spec.agents):
+        task_dir = tasks[(design, kind.value, tier)]
+        label = entry.resolve().label
+        jobs.append(TrialJob(
+            key=trial_key(task_dir.name, label, trial), role="trial", design=design, kind=kind.value,
+            budget_tier=tier, agent=entry, agent_label=label, trial=trial, task_dir=task_dir, runs=paths.runs,
+            suite_version=suite_versions[design],
+            a_task=tasks[(design, TaskKind.A.value, tier)] if spec.compose and kind is TaskKind.C else None))
     return jobs
 
 

@@ -47,8 +47,9 @@ class CallRequest(BaseModel):
 
 class Broker:
     def __init__(self, ws: WorkspacePaths, socket_path: Path, deliver: Deliver | None = None,
-                 log: Path | None = None, isolate: Isolate | None = None):
+                 log: Path | None = None, isolate: Isolate | None = None, shared_flow_cache: bool = True):
         self.ws = ws
+        self.shared_flow_cache = shared_flow_cache  # closer.metered.front.metered_call
         self.socket_path = socket_path
         self.deliver = deliver
         self.isolate = isolate
@@ -116,7 +117,8 @@ class Broker:
 
         def work() -> None:
             try:
-                box["result"] = metered_call(self.ws, tool, args, deliver=self.deliver, isolate=self.isolate)
+                box["result"] = metered_call(self.ws, tool, args, deliver=self.deliver, isolate=self.isolate,
+                                             shared_flow_cache=self.shared_flow_cache)
             except BaseException as exc:  # handed back to the serving thread
                 box["error"] = exc
 

@@ -68,7 +68,10 @@ Isolate = Callable[[Path], ToolSandbox]
 
 
 def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = None,
-                 deliver: Deliver | None = None, isolate: Isolate | None = None) -> CallResult:
+                 deliver: Deliver | None = None, isolate: Isolate | None = None,
+                 shared_flow_cache: bool = True) -> CallResult:
+    """One metered call. `shared_flow_cache=False`: the call's flows reuse only the run's own
+    earlier flows, never a shared $CLOSER_FLOW_CACHE (closer.flow.reuse.cache_dir)."""
     args = list(args or [])
     ws.check_layout()
     config = load_tool_config(ws.tools_config)
@@ -113,7 +116,8 @@ def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = N
                 _copy_control_files(ws, config.tree.control_files, tree)
                 tool_run, estimate = _run_counted(ws, config, tool, args, tree, staging,
                                                   budget.wall_s - elapsed,
-                                                  isolate(ws.call_dir(seq, tool)) if isolate else None)
+                                                  isolate(ws.call_dir(seq, tool)) if isolate else None,
+                                                  shared_flow_cache)
             finally:
                 shutil.rmtree(tree, ignore_errors=True)
             feedback_logs = list(tool_run.logs)
@@ -231,13 +235,14 @@ def _record_interrupted_call(ws: WorkspacePaths) -> None:
 
 def _run_counted(ws: WorkspacePaths, config: ToolConfig, tool: ToolClass, args: list[str], tree: Path,
                  results_dir: Path, wall_left_s: float,
-                 sandbox: ToolSandbox | None = None) -> tuple[ToolRun, RewardEstimate | None]:
+                 sandbox: ToolSandbox | None = None,
+                 shared_flow_cache: bool = True) -> tuple[ToolRun, RewardEstimate | None]:
     try:
         cmds = config.commands_for(tool, ws.tools_config)
         estimator = load_estimator(config.reward, ws.control)
     except CloserError as exc:
         return ToolRun(Outcome.INFRA_ERROR, str(exc)), None
-    cache = flow_reuse.cache_dir(ws.control)
+    cache = flow_reuse.cache_dir(ws.control, shared_ok=shared_flow_cache)
     if cache is not None:  # the run's flow cache: its tools reuse unchanged flow runs (closer.flow.reuse)
         cmds = cmds.with_env({flow_reuse.CACHE_ENV: str(cache)})
         sandbox = sandbox.with_writable(cache) if sandbox else None

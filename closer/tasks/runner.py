@@ -269,7 +269,8 @@ def _run_agent(paths, kind: str, agent: AgentSpec, tp: TrialPaths, ws: Workspace
     returncode: int | None = None
     hidden_root = (paths.hidden.root.parent,)  # the suite's hidden part: no metered tool reads it
     broker = Broker(ws, tp.broker_socket, deliver=deliver_as(uid), log=tp.broker_log,
-                    isolate=lambda call_dir: tools_sandbox.for_call(call_dir, masked=hidden_root)).start()
+                    isolate=lambda call_dir: tools_sandbox.for_call(call_dir, masked=hidden_root),
+                    shared_flow_cache=agent.machinery_baseline).start()
     proxy = start_proxy(agent.endpoints(), tp.proxy_socket, tp.proxy_log)
     try:
         done = run(Command(sandbox_argv(sandbox, argv), timeout_s=limit), tp.agent_log, check=False)
@@ -303,11 +304,11 @@ def _evaluate_and_record(paths, task, agent: AgentSpec, trial: int, tp: TrialPat
     evaluation: EvaluationRecord | None = None
     verifier_error = None
     try:
-        evaluation = evaluate_sandboxed(ws.root, paths, tp)
+        evaluation = evaluate_sandboxed(ws.root, paths, tp, shared_cache=agent.machinery_baseline)
     except CloserError as exc:
         verifier_error = f"evaluator error: {exc}"
     finally:
-        _drop_trial_flow_cache(tp)
+        _drop_trial_flow_cache(tp, shared_cache=agent.machinery_baseline)
     scoreable = evaluation is not None and evaluation.accepted
     score_produced = evaluation is not None and evaluation.scored
     if evaluation is not None and not evaluation.accepted:
@@ -435,11 +436,14 @@ class TrialPaths:
         return self.root / "record.json"
 
 
-def evaluate_sandboxed(workspace: Path, paths, tp: TrialPaths) -> EvaluationRecord:
+def evaluate_sandboxed(workspace: Path, paths, tp: TrialPaths, shared_cache: bool = True) -> EvaluationRecord:
     """`closer evaluate` from the pristine tree, in its own sandbox (read-only host, writes only
     its output folder, no network), after the agent's namespace is gone; the flow runs of the
-    trial's calls are reused."""
-    return evaluate_in_sandbox(workspace, paths, tp.evaluation, tp.evaluate_log, flow_reuse.cache_dir(tp.run))
+    trial's calls are reused. `shared_cache` (machinery baselines only): the calls and this
+    evaluation used the shared $CLOSER_FLOW_CACHE; else the trial's own cache, which its calls
+    filled (`flow_reuse.cache_dir`)."""
+    return evaluate_in_sandbox(workspace, paths, tp.evaluation, tp.evaluate_log,
+                               flow_reuse.cache_dir(tp.run, shared_ok=shared_cache))
 
 
 def evaluate_in_sandbox(workspace: Path, paths, out: Path, log: Path, cache: Path | None) -> EvaluationRecord:
@@ -458,10 +462,10 @@ def evaluate_in_sandbox(workspace: Path, paths, out: Path, log: Path, cache: Pat
     return load_json_model(record, EvaluationRecord, "evaluation record")  # InputError: a verifier failure
 
 
-def _drop_trial_flow_cache(tp: TrialPaths) -> None:
+def _drop_trial_flow_cache(tp: TrialPaths, shared_cache: bool) -> None:
     """The trial's own flow cache serves only its calls and its evaluation (a shared
     $CLOSER_FLOW_CACHE is kept)."""
-    if flow_reuse.cache_dir(tp.run) == tp.run / flow_reuse.RUN_CACHE:
+    if flow_reuse.cache_dir(tp.run, shared_ok=shared_cache) == tp.run / flow_reuse.RUN_CACHE:
         shutil.rmtree(tp.run / flow_reuse.RUN_CACHE, ignore_errors=True)
 
 

@@ -5,6 +5,7 @@ misses setup at ss after routing, a sizing round resizes a few cells, and
 - only the resized cells' nets and the nets with wiring near them are rerouted, every other net's
   NETS entry and pin stubs stay byte-identical, and the whole-chip checks end clean (no full
   reroute);
+- isolation buffers add nets the routed layout did not have: they are added and routed;
 - with the reroute perturbed (the resized cells' own nets left out, so their old wiring misses the
   moved pins) the whole-chip checks find the problems and the full reroute is used, ending clean.
 
@@ -87,4 +88,23 @@ def test_a_reroute_that_leaves_problems_falls_back_to_the_full_one(counter_v, tm
     assert m[f"{ROUND}__incremental_problems"] > 0 and m[f"{ROUND}__full_reroute"] is True
     later = _steps_after_sizing(tmp_path / "phys")
     assert later.count("Route") == 1 and later.index("Route") > later.index("Lvs")  # after the incremental's checks
+    _assert_signed_off(m)
+
+
+def test_isolation_buffers_get_their_new_nets_routed_incrementally(counter_v, tmp_path):
+    """Buffers alone (no sizing passes): each adds a net the routed DEF did not have; the
+    incremental reroute adds and routes it (DEF NETS count, RC tree for the SPEF) and LVS is clean."""
+    from closer.physical.repair.sizing import SizingConfig
+
+    sizing = SizingConfig(max_passes=0, buffer_passes=4, isolate_min_slack_ns=0.0, drv_repair=False)
+    m = run_physical(counter_v, "counter", None, tmp_path / "phys", _config(sizing=sizing)).metrics
+    assert m[f"{ROUND}__buffers"] >= 1 and m[f"{ROUND}__full_reroute"] is False
+    record = json.loads((tmp_path / "phys" / "route" / "setup1" / "setup_repair.json").read_text())
+    new = {n for n in record["cell_nets"] if n.startswith("setup_iso_net_")}
+    assert len(new) == m[f"{ROUND}__buffers"] and record["unrouted"] == []
+    routed = _net_entries(Path(record["routed"]).read_text())
+    assert new <= routed.keys() and not new & _net_entries(Path(record["base"]).read_text()).keys()
+    assert all("+ ROUTED" in routed[n][0] for n in new)
+    rc = {line.split(" ", 1)[0] for line in (tmp_path / "phys" / "route" / "setup1" / "counter.rc").read_text().splitlines()}
+    assert new <= rc
     _assert_signed_off(m)

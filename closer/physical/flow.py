@@ -786,11 +786,11 @@ class SetupRepair(Step):
 
 def _reroute_after_setup_repair(ctx: Context, changed: list[str], k: int) -> dict[str, Any]:
     """Route and sign off (Closer's deck, LVS, rip-up repair, fills; the official deck runs once,
-    after the last round) the layout with the round's `changed` cells: incrementally (only the changed cells' nets and the
-    nets with wiring near their new footprints rerouted, every other wire kept: a vacated site
-    gets fill, which has nothing but the rails every cell has), and by the full reroute
-    (REROUTE_STEPS) when that leaves unrouted nets, Closer-deck markers or LVS problems, or with
-    `SizingConfig.incremental_reroute` off. The checks are whole-chip either way."""
+    after the last round) the layout with the round's `changed` cells: incrementally (only the
+    changed cells' nets and the nets with wiring near their new footprints rerouted, every other
+    wire kept: a vacated site gets fill, which has nothing but the rails every cell has), and by
+    the full reroute (REROUTE_STEPS) when that leaves unrouted nets, Closer-deck markers or LVS
+    problems, or with `SizingConfig.incremental_reroute` off. The checks are whole-chip either way."""
     out: dict[str, Any] = {"full_reroute": True}
     if ctx.config.sizing.incremental_reroute:
         nets = incremental.cell_nets(ctx.netlist, changed)

@@ -1,5 +1,6 @@
-"""The antenna repair's diode choice and DEF surgery (closer.physical.repair.diodes) on small
-inputs with the PDK's cell LEF; the real tools run in tests/test_physical.py (the counter with
+"""The antenna repair's diode choice (closer.physical.repair.diodes) and the incremental reroute's
+DEF and RC surgery (closer.physical.repair.incremental, repair.splice_*) on small inputs with the
+PDK's cell LEF; the real tools run in tests/test_physical.py (the counter with
 tightened limits: diodes, an incremental reroute that keeps every other net's wiring, clean)."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import pytest
 
 from closer.physical.io.lef import read_macros
 from closer.physical.io.netlist import Instance, Netlist
-from closer.physical.repair import diodes
+from closer.physical.repair import diodes, incremental, repair
 from closer.physical.signoff.antenna import AntennaConfig, AntennaViolation
 
 
@@ -85,11 +86,34 @@ END DESIGN
 """
 
 
-def test_with_diodes_takes_the_new_components_and_keeps_the_other_nets_wiring():
-    out = diodes.with_diodes(ROUTED, PLACED, {"x"})
+def test_with_new_cells_takes_the_new_components_and_keeps_the_other_nets_wiring():
+    out = incremental.with_new_cells(ROUTED, PLACED, {"x"})
     assert "ant_diode_0 sky130_fd_sc_hd__diode_2" in out and "fill_2" not in out
     assert "( PIN x ) ( u1 A ) ( ant_diode_0 DIODE )" in out and "( * 5000 )" not in out  # x: diode, unrouted
     assert "+ ROUTED met1 ( 900 200 ) ( 3000 * ) ;" in out  # y: its wiring and its pin stub kept
     assert "( 900 200 ) ( * 540 )" in out and "( 100 200 ) ( * 540 )" not in out
     with pytest.raises(ValueError, match="COMPONENTS"):
-        diodes.with_diodes(ROUTED, "NETS 0 ;\nEND NETS\n", {"x"})
+        incremental.with_new_cells(ROUTED, "NETS 0 ;\nEND NETS\n", {"x"})
+
+
+BUFFERED = PLACED.replace("NETS 2 ;", "NETS 3 ;").replace("( u1 X ) ( u2 A )", "( u1 X ) ( sbuf_0 A )").replace(
+    "END NETS", "- sbuf_net_0\n  ( sbuf_0 X ) ( u2 A )\n  + USE SIGNAL ;\nEND NETS")
+
+
+def test_a_net_new_in_the_placed_def_is_added_and_counted():
+    """A setup repair's isolation buffer drives a net the routed DEF does not have yet: it is
+    added (unrouted) with the NETS count raised; a net outside the chosen ones stays as routed."""
+    out = incremental.with_new_cells(ROUTED, BUFFERED, {"y", "sbuf_net_0"})
+    assert "NETS 3 ;" in out and "- sbuf_net_0\n  ( sbuf_0 X ) ( u2 A )" in out
+    assert "( u1 X ) ( sbuf_0 A )" in out and "( 900 200 ) ( 3000 * )" not in out  # y: new pins, unrouted
+    assert "+ ROUTED met2 ( 100 200 ) ( * 5000 ) ;" in out  # x kept
+    same = incremental.with_new_cells(ROUTED, BUFFERED, {"y"})  # the new net not chosen: not added
+    assert "NETS 2 ;" in same and "sbuf_net_0" not in same
+
+
+def test_splice_rc_replaces_the_chosen_trees_and_appends_new_ones(tmp_path):
+    base, new = tmp_path / "base.rc", tmp_path / "new.rc"
+    base.write_text("x u1/X 1 ( 2 3 u2/A 0 )\ny u1/Y 1 ( 2 3 u3/A 0 )\n")
+    new.write_text("y u1/Y 9 ( 9 9 u3/A 0 )\nz b/X 5 ( 5 5 u4/A 0 )\nx u1/X 7 ( 7 7 u2/A 0 )\n")
+    out = repair.splice_rc(base, new, {"y", "z"}, tmp_path / "out.rc").read_text().splitlines()
+    assert out == ["x u1/X 1 ( 2 3 u2/A 0 )", "y u1/Y 9 ( 9 9 u3/A 0 )", "z b/X 5 ( 5 5 u4/A 0 )"]

@@ -7,7 +7,7 @@ times a step and records it): ReadNetlist, Floorplan (die, rows, tap cells), Pla
 global placement, legalization), ClockTree, HoldRepair (delay cells), Fill, WriteDef (with the
 power grid), PinAccess, Route (+ finalize), Gds, Drc (Closer's deck), Lvs, Repair, Cleanup,
 SignoffDrc (the official deck: the drc gate), Antenna (LEF ratios; diode repair), Sta, SetupRepair (gate sizing on the
-SPEF, then routed and signed off again), Metrics.
+SPEF, then only what it changed rerouted and signed off again), Metrics.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from closer.pdk import ALL_CORNERS, CORNERS, PdkPaths, pdk
 from closer.physical.cts import cts
 from closer.physical.io import defio, netlist as netlist_mod
 from closer.physical.place import place
-from closer.physical.repair import buffering, cleanup, diodes, hold, repair, sizing
+from closer.physical.repair import buffering, cleanup, diodes, hold, incremental, repair, sizing
 from closer.physical.route import pinaccess, route
 from closer.physical.signoff import antenna, drc, gds, lvs, parasitics, signoff_drc, sta
 from closer.physical.floorplan.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
@@ -578,10 +578,12 @@ def antenna_metrics(a: antenna.AntennaResult, n: Netlist) -> dict[str, Any]:
 
 
 # what runs again after a setup repair resized cells: fill to sign-off (the clock tree stays)
-REROUTE_STEPS: tuple[str, ...] = ("Fill", "WriteDef", "PinAccess", "Route", "Gds", "Drc", "Lvs", "Repair", "Cleanup",
-                                  "SignoffDrc")
-# what runs again after an antenna round's incremental reroute (the official deck once, after the last round)
-DIODE_SIGNOFF_STEPS: tuple[str, ...] = ("Gds", "Drc", "Lvs", "Repair", "Cleanup")
+# (the official deck once, on the final GDS: SetupRepair runs it after its last round)
+REROUTE_STEPS: tuple[str, ...] = ("Fill", "WriteDef", "PinAccess", "Route", "Gds", "Drc", "Lvs", "Repair", "Cleanup")
+# what runs again after an incremental reroute (an antenna round's, a setup repair round's)
+SIGNOFF_STEPS: tuple[str, ...] = ("Gds", "Drc", "Lvs", "Repair", "Cleanup")
+# the steps that write the layout's GDS (the official deck's result is stale after one of them)
+_GDS_WRITERS: tuple[str, ...] = ("Gds", "Repair", "Cleanup")
 
 
 class Antenna(Step):
@@ -618,7 +620,7 @@ class Antenna(Step):
             rerouted += len(_reroute_diode_nets(ctx, names, {net for net, _ in sites},
                                                 ctx.paths.route_dir / f"diodes{ctx.diode_rounds}"))
             for step_cls in STEPS:
-                if step_cls.id in DIODE_SIGNOFF_STEPS:
+                if step_cls.id in SIGNOFF_STEPS:
                     step_cls().start(ctx)
             ctx.antenna_result = self._check(ctx)
         if rounds:
@@ -636,37 +638,43 @@ class Antenna(Step):
 
 
 def _reroute_diode_nets(ctx: Context, names: list[str], nets: set[str], work: Path) -> set[str]:
-    """The placed diodes `names` (on `nets`) into the routed layout with every other wire kept: the
-    fill around them and the router's cell view again, the routed DEF with the new components and
-    connections, then qrouter on `nets` and on the nets with li1/met1 wiring over a diode's cell;
-    the spliced DEF is finalized as the flow's final DEF. Returns the nets rerouted."""
+    """The placed diodes `names` (on `nets`) into the routed layout with every other wire kept
+    (`_reroute_changed_cells`). Returns the nets rerouted."""
+    windows = incremental.cell_windows((ctx.layout.cells[n] for n in names), ctx.macros)
+    return _reroute_changed_cells(ctx, nets, windows, work, {"diodes": names, "diode_nets": sorted(nets)},
+                                  "diodes.json", "nets_over_diodes")
+
+
+def _reroute_changed_cells(ctx: Context, nets: set[str], windows: list[repair.Window], work: Path,
+                           record: dict[str, Any], record_name: str, over_key: str = "nets_near_cells") -> set[str]:
+    """Changed cells (already in `ctx.netlist` and `ctx.layout`) into the routed layout with every
+    other wire kept (closer.physical.repair.incremental): the fill around them and the router's cell
+    view again, the routed DEF with the new components and connections, then qrouter on `nets` and
+    on the nets with li1/met1 wiring within CLEARANCE_UM of a `windows` box; the spliced DEF is
+    finalized as the flow's final DEF. Returns the nets rerouted; `record` goes to
+    `work/record_name` with the nets, the files and the reroute's wall and CPU seconds."""
     for step_cls in (Fill, WriteDef, PinAccess):
         step_cls().start(ctx)
     r = ctx.route_result
-    over = repair.nets_at(ctx.paths.final_def, ctx.pdk.tech_lef, ctx.paths.router_lef,
-                          diodes.cell_windows(ctx.layout, ctx.macros, names), DIODE_CLEARANCE_UM)
+    over = repair.nets_at(ctx.paths.final_def, ctx.pdk.tech_lef, ctx.paths.router_lef, windows,
+                          incremental.CLEARANCE_UM)
     work.mkdir(parents=True, exist_ok=True)
-    base = work / "with_diodes.def"
-    base.write_text(diodes.with_diodes(r.routed_def.read_text(), ctx.paths.placed_def.read_text(), nets))
+    base = work / "with_new_cells.def"
+    base.write_text(incremental.with_new_cells(r.routed_def.read_text(), ctx.paths.placed_def.read_text(), nets))
     chosen = nets | over
-    t0 = time.monotonic()
+    t0, cpu0 = time.monotonic(), procs.tree_cpu_s()
     routed_def, rc, failed = route.reroute(ctx.pdk.tech_lef, ctx.paths.router_lef, base, r.rc_file, ctx.layout,
                                            work, ctx.config.route, chosen, [], r.patch)
-    (work / "diodes.json").write_text(json.dumps(
-        {"diodes": names, "diode_nets": sorted(nets), "nets_over_diodes": sorted(over - nets),
-         "base": str(r.routed_def), "routed": str(routed_def), "unrouted": failed,
-         "wall_s": round(time.monotonic() - t0, 2)}, indent=1))
+    (work / record_name).write_text(json.dumps(
+        {**record, over_key: sorted(over - nets), "base": str(r.routed_def), "routed": str(routed_def),
+         "unrouted": failed, "wall_s": round(time.monotonic() - t0, 2),
+         "cpu_s": round(procs.tree_cpu_s() - cpu0, 2)}, indent=1))
     r.routed_def, r.rc_file = routed_def, rc
     r.failed = sorted(set(n for n in r.failed if n not in chosen) | set(failed))
     r.failed_nets = len(r.failed)
     route.finalize_def(routed_def, ctx.layout, ctx.netlist, ctx.macros, ctx.access, ctx.paths.final_def,
                        ctx.config.pin_access, r.failed)
     return chosen
-
-
-# li1 / met1 wiring of another net this close to a diode's cell is ripped up with the diode nets
-# (li.3 is 0.17 um, m1.2 0.14 um: a wire over the cell would short to its li1 pin or block its access)
-DIODE_CLEARANCE_UM = 0.2
 
 
 class Sta(Step):
@@ -723,8 +731,9 @@ class SetupRepair(Step):
     violation at a corner: OpenSTA sizes the violations' drivers and the worst paths' drivers on
     the sign-off SPEF at the worst setup corner, else at the corner with the most slew/cap
     violations (closer.physical.repair.sizing), the resized cells go into the layout, and the
-    layout is routed and signed off again (antenna and STA included), up to
-    `SizingConfig.max_rounds` times while a round resizes something."""
+    layout is rerouted (only what the round changed, the full reroute when that leaves problems:
+    `_reroute_after_setup_repair`) and signed off again (antenna and STA included), up to
+    `SizingConfig.max_rounds` times while a round resizes something; then the official deck."""
 
     id = "SetupRepair"
     inputs = ("netlist", "layout")
@@ -761,20 +770,56 @@ class SetupRepair(Step):
             out["closer__setup_repair__resized"] += len(result.resized)
             out["closer__setup_repair__drv_resized"] += result.drv_resized
             out["closer__setup_repair__buffers"] += len(result.isolations)
-            _apply_setup_repair(ctx, result)
+            changed = _apply_setup_repair(ctx, result)
             ctx.sta_results.clear()
+            out.update({f"{key}__{k}": v for k, v in _reroute_after_setup_repair(ctx, changed, rounds).items()})
             for step_cls in STEPS:
-                if step_cls.id in REROUTE_STEPS + ("Antenna", "Sta"):
+                if step_cls.id in ("Antenna", "Sta"):
                     step_cls().start(ctx)
+        if _official_deck_stale(ctx):
+            SignoffDrc().start(ctx)
         out["closer__setup_repair__rounds"] = rounds
         for corner, ws in _setup_ws_by_corner(ctx).items():
             out[f"closer__setup_repair__ws_after__{corner}"] = ws
         return out
 
 
-def _apply_setup_repair(ctx: Context, result: sizing.SizingResult) -> None:
+def _reroute_after_setup_repair(ctx: Context, changed: list[str], k: int) -> dict[str, Any]:
+    """Route and sign off (Closer's deck, LVS, rip-up repair, fills; the official deck runs once,
+    after the last round) the layout with the round's `changed` cells: incrementally (only the
+    changed cells' nets and the nets with wiring near their new footprints rerouted, every other
+    wire kept: a vacated site gets fill, which has nothing but the rails every cell has), and by
+    the full reroute (REROUTE_STEPS) when that leaves unrouted nets, Closer-deck markers or LVS
+    problems, or with `SizingConfig.incremental_reroute` off. The checks are whole-chip either way."""
+    out: dict[str, Any] = {"full_reroute": True}
+    if ctx.config.sizing.incremental_reroute:
+        nets = incremental.cell_nets(ctx.netlist, changed)
+        windows = incremental.cell_windows((ctx.layout.cells[n] for n in changed), ctx.macros)
+        chosen = _reroute_changed_cells(ctx, nets, windows, ctx.paths.route_dir / f"setup{k}",
+                                        {"cells": sorted(changed), "cell_nets": sorted(nets)}, "setup_repair.json")
+        for step_cls in STEPS:
+            if step_cls.id in SIGNOFF_STEPS:
+                step_cls().start(ctx)
+        left = _signoff_problems(ctx)
+        out = {"rerouted_nets": len(chosen), "incremental_problems": left, "full_reroute": left > 0}
+        if not left:
+            return out
+    for step_cls in STEPS:
+        if step_cls.id in REROUTE_STEPS:
+            step_cls().start(ctx)
+    return out
+
+
+def _official_deck_stale(ctx: Context) -> bool:
+    """A step wrote the GDS after the official deck last ran (or it never ran)."""
+    names = [s["step"] for s in ctx.steps]
+    last = max((i for i, n in enumerate(names) if n in _GDS_WRITERS), default=-1)
+    return last > max((i for i, n in enumerate(names) if n == "SignoffDrc"), default=-1)
+
+
+def _apply_setup_repair(ctx: Context, result: sizing.SizingResult) -> list[str]:
     """The round's new sizes, then its isolation buffers, into the netlist, the layout and the
-    Verilog STA and LVS read (`<top>_sized.v`)."""
+    Verilog STA and LVS read (`<top>_sized.v`). Returns the changed instances (resized, added)."""
     sizing.apply_sizes(ctx.netlist, ctx.layout, ctx.macros, result.resized)
     target = ctx.paths.root / f"{ctx.top}_sized.v"
     staged = target.with_suffix(".tmp.v")
@@ -786,6 +831,7 @@ def _apply_setup_repair(ctx: Context, result: sizing.SizingResult) -> None:
         buffered.replace(staged)
     staged.replace(target)
     ctx.netlist_v = target
+    return sorted(result.resized) + (sorted(b.name for b in tree.buffers) if result.isolations else [])
 
 
 def _timing_sdc(ctx: Context) -> Path:

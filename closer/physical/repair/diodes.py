@@ -11,20 +11,16 @@ the flagged pieces' gates only. The diodes go into the netlist (the Verilog the 
 the layout's netlist) and into the nearest free sites (the placer's spill placement, fill removed
 first).
 
-The reroute (the flow's Antenna step) keeps every other wire: the routed DEF gets the new
-components and the diode nets' connections (`with_diodes`), the diode nets and the nets with li1
-or met1 wiring over a diode's cell (`cell_windows`) are ripped up and rerouted by qrouter against
-the rest (closer.physical.route.reroute, as the rip-up repair does), and the new wiring is spliced
-back.
+The reroute (the flow's Antenna step) keeps every other wire: the diode nets and the nets with
+li1 or met1 wiring near a diode's cell are rerouted against the rest
+(closer.physical.repair.incremental, which the setup repair uses too).
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from closer.physical.place import place as place_mod
-from closer.physical.repair import repair
 from closer.physical.signoff.antenna import AntennaViolation
 from closer.physical.cts.cts import verilog_net
 from closer.physical.floorplan.floorplan import DBU, FILL_MASTERS, SITE_W, Layout
@@ -97,25 +93,4 @@ def write_verilog(source: Path, out: Path, netlist: Netlist, names: list[str]) -
     cells = "".join(f"  {DIODE_CELL} {n} (\n    .{DIODE_PIN}({verilog_net(netlist, netlist.instances[n].pins[DIODE_PIN])})\n  );\n"
                     for n in names)
     out.write_text(head + cells + sep + tail)
-    return out
-
-
-def with_diodes(routed_def: str, placed_def: str, nets: set[str]) -> str:
-    """The routed DEF with the placed DEF's COMPONENTS (the diodes, the fill around them) and
-    NETS entries of `nets` (their diode pins added, unrouted): every other net's wiring kept."""
-    section = re.compile(r"\nCOMPONENTS \d+ ;.*?END COMPONENTS", re.S)
-    components = section.search(placed_def)
-    if components is None or section.search(routed_def) is None:
-        raise ValueError("a DEF without a COMPONENTS section")
-    text = section.sub(lambda _: components.group(0), routed_def, count=1)
-    return repair.splice_routes(text, placed_def, nets)
-
-
-def cell_windows(layout: Layout, macros: dict[str, Macro], names: list[str]) -> list[repair.Window]:
-    """Each diode's cell box as an li1 window (li1 and met1 wiring inside it: repair.nets_at)."""
-    out = []
-    for name in names:
-        p = layout.cells[name]
-        m = macros[p.master]
-        out.append(("li1", (p.x / DBU, p.y / DBU, p.x / DBU + m.width, p.y / DBU + m.height)))
     return out

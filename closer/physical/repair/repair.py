@@ -198,11 +198,18 @@ def strip_routes(text: str, nets: set[str]) -> str:
 
 def splice_routes(base: str, rerouted: str, nets: set[str]) -> str:
     """`base` with the NETS entries and pin stubs of `nets` taken from `rerouted` (a stale stub of
-    the old wiring would stay as dangling metal, a missing new one leaves a pin unconnected)."""
+    the old wiring would stay as dangling metal, a missing new one leaves a pin unconnected); a net
+    of `nets` that only `rerouted` has (a setup repair's buffer output) is added, and the NETS
+    count follows."""
     new = {_name(b): b for b in _net_blocks(rerouted)[2] if _name(b) in nets}
     start, end, blocks = _net_blocks(base)
+    have = {_name(b) for b in blocks}
     out = [new.get(_name(b), b) if _name(b) in nets else b for b in blocks]
-    text = base[:start] + "\n".join(b.rstrip() for b in out) + "\n" + base[end:]
+    out += [b for n, b in new.items() if n not in have]
+    section = "\n".join(b.rstrip() for b in out) + "\n"
+    if len(out) > len(blocks):
+        section = re.sub(r"^\nNETS \d+ ;", f"\nNETS {sum(1 for b in out if _name(b))} ;", section, count=1)
+    text = base[:start] + section + base[end:]
     new_stubs: dict[str, str] = {}
     for b in _stubs(rerouted):  # its own section comes first
         if _name(b) in nets:
@@ -211,11 +218,14 @@ def splice_routes(base: str, rerouted: str, nets: set[str]) -> str:
 
 
 def splice_rc(base: Path, rerouted: Path, nets: set[str], out: Path) -> Path:
+    """`base`'s RC trees with those of `nets` from `rerouted` (a net new in `rerouted` appended)."""
     new = {line.split(" ", 1)[0]: line for line in rerouted.read_text().splitlines() if line.strip()}
-    lines = []
+    lines, seen = [], set()
     for line in base.read_text().splitlines():
         name = line.split(" ", 1)[0] if line.strip() else None
+        seen.add(name)
         lines.append(new[name] if name in nets and name in new else line)
+    lines += [line for name, line in new.items() if name in nets and name not in seen]
     out.write_text("\n".join(lines) + "\n")
     return out
 

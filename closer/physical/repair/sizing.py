@@ -53,6 +53,10 @@ class SizingConfig:
     # cells (gcd at 5 ns lost 0.2 ns of OpenSTA's in-tool gain to them); 1.0: none
     setup_derate: float = 1.0
     dont_use: tuple[str, ...] = field(default_factory=_platform_dont_use)  # globs never sized to
+    # after a round, reroute only the changed cells' nets and the wires near them, the rest kept
+    # (closer.physical.repair.incremental); the full reroute when that leaves problems, or always
+    # when False
+    incremental_reroute: bool = True
 
 
 @dataclass

@@ -111,7 +111,7 @@ DESIGNS: dict[str, Case] = {
     "gcd_weak": Case("folder", "REPO:designs/gcd", "gcd", 10.0, "task B's start (weak RTL)", weak=True),
     "mac16": Case("rtl", "INLINE", "mac16", 10.0, "16x16 MAC, 40-bit accumulator",
                   physical="\n[physical]\ncore_utilization = 0.2\n"),
-    "crc_lfsr": Case("folder", "REPO:bench/designs/crc_lfsr", "crc_lfsr", 4.0, "unseen: CRC-32/16 + LFSR, async reset"),
+    "crc_lfsr": Case("folder", "REPO:designs/crc_lfsr", "crc_lfsr", 4.0, "unseen: CRC-32/16 + LFSR, async reset"),
     "alu_rf": Case("folder", "REPO:bench/designs/alu_rf", "alu_rf", 10.0, "unseen: ALU + 8x16 register file"),
     "pwm_bank": Case("folder", "REPO:bench/designs/pwm_bank", "pwm_bank", 5.0, "unseen: 8 PWM channels, wide enables"),
     "mac16x2": Case("rtl", "INLINE", "macN", 10.0, "2 MAC lanes (issue 19)", {"N": 2},
@@ -161,9 +161,10 @@ def make_folder(name: str, work: Path) -> Path:
 
 def _commit() -> str:
     done = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h %cs"], capture_output=True, text=True)
-    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "closer", "bench"],
+    # the flow's code and platform; the bench's own files (report code, its design folders) are not the flow
+    dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "closer", "pdk"],
                            capture_output=True, text=True).stdout.strip()
-    return done.stdout.strip() + (" + uncommitted changes" if dirty else "")
+    return done.stdout.strip() + (" + uncommitted flow changes" if dirty else "")
 
 
 def run_one(name: str, work: Path, timeout_s: float = 4 * 3600) -> dict:
@@ -211,19 +212,6 @@ def _corner_triplet(m: dict, key: str, nd: int = 3) -> str:
     return " / ".join(_fmt(m.get(key.format(c=c)), nd) for c in CORNERS)
 
 
-def sta_points(steps: list[dict]) -> list[tuple[str, dict]]:
-    """(what ran before it, the Sta step's metrics) for every sign-off STA in run order: the first
-    after routing and the repairs, then one after each setup-repair round's reroute."""
-    points, last = [], "route"
-    for s in steps:
-        if s["step"] == "Sta":
-            points.append((last, s["metrics"]))
-            last = "setup repair round"
-        elif s["step"] in ("Replace", "ReplaceAfterRepair") and s["metrics"].get(f"closer__{'replace' if s['step'] == 'Replace' else 'replace_signoff'}__ran"):
-            last = s["step"]
-    return points
-
-
 def _sta_line(label: str, m: dict) -> str:
     ws = _corner_triplet(m, "finish__timing__setup__ws__corner__{c}")
     tns = _corner_triplet(m, "finish__timing__setup__tns__corner__{c}")
@@ -236,40 +224,74 @@ def _sta_line(label: str, m: dict) -> str:
     return f"| {label} | {ws} | {tns} | {hws} | {htns} | {drv} | {skew} | {ins} |"
 
 
+def _note(label: str, text: str) -> str:
+    return f"| {label} | {text} | | | | | | |"
+
+
+def _problems(m: dict) -> str:
+    return (f"{m.get('closer__route__unrouted_nets', '–')} unrouted, {m.get('closer__signoff__drc__errors', '–')} "
+            f"Closer-deck DRC, LVS {m.get('closer__signoff__lvs__opens', '–')} open / "
+            f"{m.get('closer__signoff__lvs__shorts', '–')} short")
+
+
+def step_points(steps: list[dict]) -> list[str]:
+    """One table row per repair step and per sign-off STA, in the order the flow ran them."""
+    setup = next((s["metrics"] for s in steps if s["step"] == "SetupRepair"), {})
+    rows, seen, sta_runs = [], {}, 0
+    for s in steps:
+        m, name = s["metrics"], s["step"]
+        if name == "HoldRepair" and any(k.startswith("closer__hold_repair__") for k in m):
+            k = "closer__hold_repair__{c}"
+            rows.append(f"| HoldRepair (OpenSTA, no wires; {m.get('cts__design__instance__count__hold_buffer')} delay "
+                        f"cells): before → after | | | {_corner_triplet(m, k + '__ws_before')} → "
+                        f"{_corner_triplet(m, k + '__ws_after')} | {_corner_triplet(m, k + '__tns_before')} → "
+                        f"{_corner_triplet(m, k + '__tns_after')} | | | |")
+        elif name in ("Replace", "ReplaceAfterRepair"):
+            key = "closer__replace" if name == "Replace" else "closer__replace_signoff"
+            if m.get(f"{key}__ran"):
+                rows.append(_note(name, f"problems {m.get(key + '__problems_before')} → {m.get(key + '__problems_after')}, "
+                                        f"{'kept' if m.get(key + '__kept') else 'not kept'}"))
+        elif name == "Repair" and m.get("closer__repair__rounds"):
+            rows.append(_note(f"Repair ({m['closer__repair__rounds']} rounds, {m.get('closer__repair__kept')} kept)",
+                              f"{_problems(seen)} → {_problems(m)}"))
+        elif name == "Antenna" and (m.get("closer__antenna__violating_nets_before_repair") or m.get("closer__antenna__repair_rounds")):
+            rows.append(_note(f"Antenna ({m.get('closer__antenna__repair_rounds')} diode rounds)",
+                              f"nets {m.get('closer__antenna__violating_nets_before_repair')} → "
+                              f"{m.get('detailedroute__antenna__violating__nets')}, diodes "
+                              f"{m.get('detailedroute__antenna_diodes_count')}"))
+        elif name == "Sta":
+            if sta_runs:
+                for c in CORNERS:
+                    key = f"closer__setup_repair__round{sta_runs}__{c}"
+                    if f"{key}__resized" in setup:
+                        rows.append(f"| SetupRepair round {sta_runs} at {c.split('_')[0]} (OpenSTA on its SPEF, before → "
+                                    f"after; resized {setup[key + '__resized']}, of them for max-slew/cap "
+                                    f"{setup.get(key + '__drv_resized', 0)}, buffers {setup.get(key + '__buffers', 0)}) "
+                                    f"| {_fmt(setup[key + '__ws_before'])} → {_fmt(setup[key + '__ws_after'])} "
+                                    f"| {_fmt(setup[key + '__tns_before'])} → {_fmt(setup[key + '__tns_after'])} | | | | | |")
+            sta_runs += 1
+            rows.append(_sta_line("**sign-off STA**" + (f" after SetupRepair round {sta_runs - 1}'s reroute"
+                                                        if sta_runs > 1 else ""), m))
+        seen.update(m)
+    return rows
+
+
 def timing_section(rows: list[dict]) -> list[str]:
     lines = ["", "## Timing before and after each repair step (ns; each cell ss / tt / ff)", "",
-             "Sign-off STA (OpenSTA with the routed SPEF, clocks propagated through the built tree) after "
-             "routing and after every setup-repair reroute, from the `Sta` steps of `steps.json`; the hold "
-             "repair's and each setup-repair round's own OpenSTA before → after (no wires for hold; the round's "
-             "SPEF for setup). slew,cap: max-slew and max-capacitance violating pins. Skew / insertion delay: "
-             "`report_clock_skew` with the SPEF."]
+             "Per design, the steps of `steps.json` in the order they ran (only the repair steps that did "
+             "something, and every sign-off STA). Sign-off STA: OpenSTA with the routed SPEF, clocks propagated "
+             "through the built tree, after all repairs and again after every setup-repair round's reroute. "
+             "HoldRepair and each SetupRepair round: their own OpenSTA before → after (no wires for hold; the "
+             "round's SPEF for setup). Repair, Replace and Antenna change the wiring, not the timing; their "
+             "counts are shown, and the sign-off STA after them is the timing. slew,cap: max-slew and "
+             "max-capacitance violating pins. Skew / insertion delay: `report_clock_skew` with the SPEF "
+             "(– without a clock tree)."]
     for r in rows:
         if not r.get("steps"):
             continue
         lines += ["", f"### {r['design']}", "",
                   "| point | setup WS | setup TNS | hold WS | hold TNS | slew,cap | skew | insertion delay |",
-                  "|---|---|---|---|---|---|---|---|"]
-        for s in r["steps"]:
-            m = s["metrics"]
-            if s["step"] == "HoldRepair" and any(k.startswith("closer__hold_repair__") for k in m):
-                k = "closer__hold_repair__{c}"
-                lines.append(f"| hold repair (no wires): WS | {_corner_triplet(m, k + '__ws_before')} → "
-                             f"{_corner_triplet(m, k + '__ws_after')} | TNS {_corner_triplet(m, k + '__tns_before')} → "
-                             f"{_corner_triplet(m, k + '__tns_after')} | cells {m.get('cts__design__instance__count__hold_buffer')} "
-                             "| | | | |")
-        points = sta_points(r["steps"])
-        for i, (label, m) in enumerate(points):
-            lines.append(_sta_line("sign-off after " + (label if i == 0 else f"setup repair round {i}"), m))
-        setup = next((s["metrics"] for s in r["steps"] if s["step"] == "SetupRepair"), {})
-        for k in range(1, (setup.get("closer__setup_repair__rounds") or 0) + 1):
-            for c in CORNERS:
-                key = f"closer__setup_repair__round{k}__{c}"
-                if f"{key}__resized" in setup:
-                    lines.append(f"| setup repair round {k} at {c.split('_')[0]} (its SPEF) | "
-                                 f"{_fmt(setup[key + '__ws_before'])} → {_fmt(setup[key + '__ws_after'])} | "
-                                 f"{_fmt(setup[key + '__tns_before'])} → {_fmt(setup[key + '__tns_after'])} | | | "
-                                 f"resized {setup[key + '__resized']} (max-slew/cap {setup.get(key + '__drv_resized', 0)}), "
-                                 f"buffers {setup.get(key + '__buffers', 0)} | | |")
+                  "|---|---|---|---|---|---|---|---|", *step_points(r["steps"])]
     return lines
 
 

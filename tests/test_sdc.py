@@ -19,7 +19,8 @@ from closer.sdc import SdcError, SdcException, SdcPolicy, parse_sdc, parse_sdc_t
 from tests.conftest import require_tool
 
 ROOT = repo_paths().root
-REPO_SDCS = sorted([*ROOT.glob("designs/*/constraints/*.sdc"), *ROOT.glob("tests/fixtures/**/*.sdc")])
+REPO_SDCS = sorted([*ROOT.glob("designs/*/constraints/*.sdc"), *ROOT.glob("bench/designs/*/constraints/*.sdc"),
+                    *ROOT.glob("tests/fixtures/**/*.sdc")])
 GCD_SDC = ROOT / "designs" / "gcd" / "constraints" / "gcd.sdc"
 HONEST = GCD_SDC.read_text()
 

@@ -174,6 +174,7 @@ def run_one(name: str, work: Path, timeout_s: float = 4 * 3600) -> dict:
     out = work / "run"
     shutil.rmtree(out, ignore_errors=True)
     design = re.search(r'(?m)^name = "([^"]+)"', (folder / "design.toml").read_text()).group(1)
+    measured = f"{_commit()}, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC"  # at the start
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "closer", "flow", "run", str(folder), "--out", str(out)],
@@ -184,7 +185,7 @@ def run_one(name: str, work: Path, timeout_s: float = 4 * 3600) -> dict:
                  "wall_s": round(time.monotonic() - t0, 1),
                  "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1),
                  "exit": done.returncode, "last_line": (done.stdout.strip().splitlines() or [""])[-1],
-                 "measured": f"{_commit()}, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC"}
+                 "measured": measured}
     paths = FlowPaths(out, design)
     if done.returncode != 0 or not paths.metadata.is_file():
         row["error"] = (done.stderr.strip().splitlines() or ["(no output)"])[-1][:300]

@@ -407,7 +407,7 @@ def write_report(rows: list[dict], out_md: Path, out_json: Path) -> None:
              *summary_section(rows), *timing_section(rows), *signoff_section(rows), *time_section(rows)]
     missing = [d for d in DESIGNS if d not in {r["design"] for r in rows}]
     if missing:
-        lines += ["", f"Defined in the bench but not in this report (not run on this flow): {', '.join(missing)} "
+        lines += ["", f"Defined in the bench but not in this report (no finished run on this flow; see docs/flow.md for runs stopped unfinished): {', '.join(missing)} "
                   "(`.venv/bin/python bench/flow_scaling.py " + " ".join(missing) + "`)."]
     out_md.write_text("\n".join(lines) + "\n")
 

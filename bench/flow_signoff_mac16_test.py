@@ -1,7 +1,8 @@
 """Run: `.venv/bin/python -m pytest -p tests.conftest bench/flow_signoff_mac16_test.py` (one full
 mac16 flow; kept out of `make test` for its time: passed on 2026-12-02 in 3,946 s wall / 1,196 s
-CPU at load average 8-12, most of it the setup repair's two full reroutes: docs/physical.md
-"mac16 under the official rules").
+CPU at load average 8-12 when the bench built mac16 with its own Yosys script, most of it the
+setup repair's two full reroutes: docs/physical.md "mac16 under the official rules"; not run
+since it goes through `closer flow run`: the bench's mac16 row in docs/flow-scaling.md is that run).
 
 The bench's 16 x 16 MAC (bench/flow_scaling.py, density 0.20) signs off under the official rules
 (issue 18's done-when): 0 markers under the official deck (sky130A_mr.drc, FEOL + BEOL +

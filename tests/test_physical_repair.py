@@ -215,6 +215,40 @@ def test_met1_port_pins_are_given_to_the_router_as_met1(pdk_paths, tmp_path: Pat
         assert any(has_met1_port(p) for p in macros[cell].signal_pins()), cell
 
 
+def _met1_hidden_from_router(macro, lef_text: str) -> list[tuple[str, tuple]]:
+    """(pin, rect) of every met1 shape of the macro's signal pins that the router's LEF has neither
+    as a pin shape nor as an obstruction of the same rectangle (the router would not see it)."""
+    cell = lef_text[lef_text.index(f"MACRO {macro.name}\n"):lef_text.index(f"END {macro.name}\n")]
+    seen = {tuple(round(float(v), 3) for v in r.split())
+            for r in re.findall(r"LAYER met1 ;\s+((?:RECT [^;]+;\s*)+)", cell)
+            for r in re.findall(r"RECT ([^;]+);", r)}
+    return [(pin.name, r) for pin in macro.signal_pins() for layer, r in pin.rects
+            if layer == "met1" and tuple(round(v, 3) for v in r) not in seen]
+
+
+def test_a_pins_met1_strap_stays_in_the_routers_view(pdk_paths, tmp_path: Path):
+    """Two-way: xor2_4's X has an li1 access point and a 3 um met1 strap across the cell; the
+    router's LEF reduces X to the access point, and the strap must stay there as an obstruction
+    (left out, qrouter ran another net's met1 over it: an LVS short no repair round removed, on
+    bench/designs/crc_lfsr). The same LEF with the strap's obstruction removed is caught."""
+    from closer.physical.io.lef import read_macros
+    from closer.physical.route.pinaccess import access_table, write_router_lef
+
+    macros = read_macros(pdk_paths.cell_lef)
+    name = "sky130_fd_sc_hd__xor2_4"
+    table = access_table(macros, {name}, pdk_paths.gds)
+    assert table[name]["X"] is not None
+    strap = [r for layer, r in macros[name].pins["X"].rects if layer == "met1"]
+    assert strap
+    text = write_router_lef(macros, table, tmp_path / "cells.lef").read_text()
+    assert _met1_hidden_from_router(macros[name], text) == []
+    pin_x = text[text.index("  PIN X"):text.index("  END X")]
+    assert "met1" not in pin_x  # X is its access point to the router, the strap an obstruction
+    r = strap[0]
+    hidden = text.replace(f"    LAYER met1 ;\n      RECT {r[0]:.3f} {r[1]:.3f} {r[2]:.3f} {r[3]:.3f} ;\n", "")
+    assert _met1_hidden_from_router(macros[name], hidden) == [("X", r)]
+
+
 # --- same-net notch fill (real KLayout on small layouts) ---------------------------------------
 
 def _met3_gds(tmp: Path, boxes: list[tuple[int, int, int, int]], name: str) -> Path:

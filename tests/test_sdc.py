@@ -19,7 +19,8 @@ from closer.sdc import SdcError, SdcException, SdcPolicy, parse_sdc, parse_sdc_t
 from tests.conftest import require_tool
 
 ROOT = repo_paths().root
-REPO_SDCS = sorted([*ROOT.glob("designs/*/constraints/*.sdc"), *ROOT.glob("tests/fixtures/**/*.sdc")])
+REPO_SDCS = sorted([*ROOT.glob("designs/*/constraints/*.sdc"), *ROOT.glob("bench/designs/*/constraints/*.sdc"),
+                    *ROOT.glob("tests/fixtures/**/*.sdc")])
 GCD_SDC = ROOT / "designs" / "gcd" / "constraints" / "gcd.sdc"
 HONEST = GCD_SDC.read_text()
 
@@ -238,6 +239,31 @@ def test_physical_sta_numbers_ignore_what_the_log_says(pdk_paths, gcd_sta: FlowP
     assert "9.0000   slack (MET)" in done.log.read_text()
     forged = sta.parse_sta_reports(reports, "tt_025C_1v80", lib, None, done.log)
     assert forged.setup_ws_ns == honest.setup_ws_ns != 9.0
+
+
+def test_physical_sta_reports_total_negative_slack(pdk_paths, gcd_sta: FlowPaths, tmp_path: Path) -> None:
+    """The sign-off STA's TNS per check (bench/flow_scaling reads it from the Sta step): 0 where
+    every path meets the clock, and at a 1 ns clock a sum over the failing endpoints, at least as
+    negative as the worst slack."""
+    from closer.physical.signoff import sta
+
+    netlist = gcd_sta.node_dir("synth") / "outputs" / "gcd.vg"
+    lib = pdk_paths.liberty("tt_025C_1v80")
+    met = sta.run_sta("tt_025C_1v80", lib, netlist, "gcd", GCD_SDC, None, tmp_path / "met")
+    assert met.setup_ws_ns > 0 and met.setup_tns_ns == 0 and met.hold_tns_ns == 0
+    tight = tmp_path / "tight.sdc"
+    tight.write_text(HONEST.replace("-period 10.0", "-period 1.0"))
+    missed = sta.run_sta("tt_025C_1v80", lib, netlist, "gcd", tight, None, tmp_path / "missed")
+    assert missed.setup_ws_ns < 0 and missed.setup_tns_ns < missed.setup_ws_ns
+
+
+def test_total_negative_slack_line_is_required(tmp_path: Path) -> None:
+    from closer.errors import ToolError
+    from closer.physical.signoff.sta import total_negative_slacks
+
+    assert total_negative_slacks("CLOSER_TNS -1.25e-09 0\n", tmp_path / "t.rpt") == (-1.25, 0.0)
+    with pytest.raises(ToolError, match="no CLOSER_TNS"):
+        total_negative_slacks("", tmp_path / "t.rpt")
 
 
 @pytest.fixture(scope="module")

@@ -703,6 +703,8 @@ class Sta(Step):
                 # slack with parasitics per corner: the sta gate checks hold at every reported corner
                 out[f"finish__timing__setup__ws__corner__{corner}"] = r.setup_ws_ns
                 out[f"finish__timing__hold__ws__corner__{corner}"] = r.hold_ws_ns
+                out[f"finish__timing__setup__tns__corner__{corner}"] = r.setup_tns_ns
+                out[f"finish__timing__hold__tns__corner__{corner}"] = r.hold_tns_ns
                 # DRV counts with parasitics: per corner (the sta gate checks every reported
                 # corner) and unqualified at the signoff corner, like the slack keys
                 out[f"finish__timing__drv__max_slew__corner__{corner}"] = r.max_slew_violations

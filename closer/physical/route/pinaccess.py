@@ -180,6 +180,14 @@ PinAccessMode = str  # "lef": the cells' own li1 pins; "hybrid": legal on-grid v
                      # where no on-grid spot exists; "pads": a met1 pad for every li1 pin
 
 
+def pin_geometry(pin, but: str | None = None) -> list[tuple[str, Rect]]:
+    """The pin's own shapes (every layer but the wells and `but`), as obstructions where the router
+    sees only an access point of the pin: a pin's met1 strap (xor2_4 / xnor2_4 X, 2.9 um of met1
+    across the cell) left out of the router's view was crossed by another net's met1 wire, an LVS
+    short no repair round could remove (measured on bench/designs/crc_lfsr, 2026-12-02)."""
+    return [(layer, r) for layer, r in pin.rects if layer not in ("nwell", "pwell", but)]
+
+
 def write_router_lef(macros: dict[str, Macro], table: dict[str, dict[str, AccessPoint | None]],
                      path: Path, mode: PinAccessMode = "hybrid") -> Path:
     """Cell LEF for qrouter. Power pins become obstructions in every mode (the DEF carries the
@@ -205,18 +213,18 @@ def write_router_lef(macros: dict[str, Macro], table: dict[str, dict[str, Access
                 out.append("      LAYER li1 ;")
                 out += [f"        RECT {(x - MCON_HALF)/1000:.3f} {(y - MCON_HALF)/1000:.3f} "
                         f"{(x + MCON_HALF)/1000:.3f} {(y + MCON_HALF)/1000:.3f} ;" for x, y in ap.on_grid]
-                extra_obs += [(layer, r) for layer, r in pin.rects if layer == "li1"]
+                extra_obs += pin_geometry(pin)
             elif ap is not None:
                 x1, y1, x2, y2 = ap.pad()
                 out += ["      LAYER met1 ;", f"        RECT {x1/1000:.3f} {y1/1000:.3f} {x2/1000:.3f} {y2/1000:.3f} ;"]
-                extra_obs += [(layer, r) for layer, r in pin.rects if layer == "li1"]
+                extra_obs += pin_geometry(pin)
             elif mode != "lef" and has_met1_port(pin):
                 # only the met1 port is the pin: qrouter lands on it with met1 or an M1M2 via,
                 # never with its own L1M1 via in the pin's (narrow, met1-covered) li1
                 out.append("      LAYER met1 ;")
                 out += [f"        RECT {r[0]:.3f} {r[1]:.3f} {r[2]:.3f} {r[3]:.3f} ;"
                         for layer, r in pin.rects if layer == "met1"]
-                extra_obs += [(layer, r) for layer, r in pin.rects if layer == "li1"]
+                extra_obs += pin_geometry(pin, but="met1")
             else:
                 for layer, r in pin.rects:
                     out += [f"      LAYER {layer} ;", f"        RECT {r[0]:.3f} {r[1]:.3f} {r[2]:.3f} {r[3]:.3f} ;"]

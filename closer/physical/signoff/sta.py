@@ -41,6 +41,8 @@ class StaResult:
     spef_warnings: int = 0      # lines OpenSTA warned about while reading the SPEF
     clock_skew_ns: float | None = None       # report_clock_skew (propagated clocks only)
     clock_latency_ns: float | None = None    # the larger latency of that worst pair
+    setup_tns_ns: float | None = None        # OpenSTA's total negative slack (max / min paths)
+    hold_tns_ns: float | None = None
 
 
 _NUM = r"(-?[0-9.]+(?:e[-+]?\d+)?)"
@@ -75,12 +77,13 @@ class StaReports:
     power: Path
     slew: Path
     drivers: Path
+    tns: Path
     done: Path
 
     @classmethod
     def of(cls, work: Path, tag: str) -> "StaReports":
         return cls(*(work / f"sta_{tag}.{part}.rpt"
-                     for part in ("setup", "hold", "power", "slew", "drivers", "done")))
+                     for part in ("setup", "hold", "power", "slew", "drivers", "tns", "done")))
 
 
 def skew_report(reports: StaReports) -> Path:
@@ -122,6 +125,9 @@ def sta_script(liberty: Path, netlist_v: Path, top: str, sdc: Path | None, spef:
         f"report_check_types -max_transition -all_violators -digits 4 > {{{reports.slew}}}",
         f"set closer_fh [open {{{reports.drivers}}} w]",
         _DRIVER_CAPS_TCL,
+        "close $closer_fh",
+        f"set closer_fh [open {{{reports.tns}}} w]",
+        'puts $closer_fh "CLOSER_TNS [sta::total_negative_slack_cmd max] [sta::total_negative_slack_cmd min]"',
         "close $closer_fh",
         f"set closer_fh [open {{{reports.done}}} w]",
         f'puts $closer_fh "{DONE_MARK}"',
@@ -173,10 +179,23 @@ def parse_sta_reports(reports: StaReports, corner: str, liberty: Path, spef: Pat
                       texts["power"], re.M)
     over = max_cap_violators(driver_caps(texts["drivers"]), liberty_max_capacitance(liberty))
     slew = max_transition_violators(texts["slew"])
+    setup_tns, hold_tns = total_negative_slacks(texts["tns"], reports.tns)
     return StaResult(corner, _slack(texts["setup"]), _slack(texts["hold"]),
                      float(power.group(4)) if power else None, spef is not None, log,
                      max_slew_violations=len(slew), max_cap_violations=len(over),
-                     max_cap_violators=over, spef_warnings=spef_warnings)
+                     max_cap_violators=over, spef_warnings=spef_warnings,
+                     setup_tns_ns=setup_tns, hold_tns_ns=hold_tns)
+
+
+_TNS = re.compile(r"^CLOSER_TNS " + _NUM + r" " + _NUM + r"\s*$", re.M)
+
+
+def total_negative_slacks(report: str, path: Path) -> tuple[float, float]:
+    """(setup TNS, hold TNS) in ns from the `CLOSER_TNS <max> <min>` line (OpenSTA's seconds)."""
+    m = _TNS.search(report)
+    if not m:
+        raise ToolError(f"{path}: OpenSTA wrote no CLOSER_TNS line")
+    return round(float(m.group(1)) * 1e9, 4), round(float(m.group(2)) * 1e9, 4)
 
 
 def _slack(report: str) -> float | None:

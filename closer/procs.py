@@ -230,6 +230,29 @@ def die_with(parent: int) -> None:
         os._exit(137)
 
 
+_FORK_HOOK_ARMED: list[bool] = []
+_FORKING_PID: list[int] = [0]
+
+
+def forked_children_die_with_parent() -> None:
+    """From now on, every child this process forks with `os.fork` (multiprocessing's "fork"
+    workers: SiliconCompiler's node processes, which it starts itself) gets PR_SET_PDEATHSIG like
+    the commands `run` starts, so a SIGTERM or SIGKILL of this process ends them too instead of
+    leaving them running. A hook per process, armed once; inherited by the children it arms."""
+    if _FORK_HOOK_ARMED:
+        return
+    os.register_at_fork(before=_note_forking_pid, after_in_child=_die_with_forking_pid)
+    _FORK_HOOK_ARMED.append(True)
+
+
+def _note_forking_pid() -> None:
+    _FORKING_PID[0] = os.getpid()
+
+
+def _die_with_forking_pid() -> None:
+    die_with(_FORKING_PID[0])
+
+
 def worker_pool(jobs: int, start_method: str = "fork") -> ProcessPoolExecutor:
     """A pool of `jobs` workers (forked, or "spawn"ed fresh interpreters) that die with this
     process (by SIGTERM or SIGKILL too), and with them the commands they run: a pool's workers

@@ -239,3 +239,61 @@ def test_a_setpriv_without_pdeathsig_falls_back_to_the_forked_start(tmp_path: Pa
     assert procs._armed_exec() is None
     done = run(Command(["sh", "-c", "exit 4"]), tmp_path / "log", check=False)
     assert done.returncode == 4
+
+
+FORKING_RUNNER = textwrap.dedent("""
+    import multiprocessing, sys, time
+    sys.path.insert(0, {root!r})
+    from closer import procs
+    if {armed!r}:
+        procs.forked_children_die_with_parent()
+    child = multiprocessing.get_context("fork").Process(target=time.sleep, args=(120,))
+    child.start()
+    print(child.pid, flush=True)
+    time.sleep(600)
+""")
+
+
+@pytest.mark.parametrize("armed", [True, False])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+def test_a_child_forked_by_a_library_dies_with_the_process(tmp_path: Path, armed: bool, signum: int):
+    """A process that forks children itself (multiprocessing's fork workers, as SiliconCompiler
+    starts its nodes) takes them with it once `forked_children_die_with_parent` is armed; the
+    unarmed process leaves its child running (the perturbed case)."""
+    parent = subprocess.Popen([sys.executable, "-c", FORKING_RUNNER.format(root=str(ROOT), armed=armed)],
+                              stdout=subprocess.PIPE, text=True)
+    child = psutil.Process(int(parent.stdout.readline()))
+    os.kill(parent.pid, signum)
+    parent.wait()
+    if armed:
+        _assert_all_gone([child])
+        return
+    time.sleep(0.5)
+    assert child.is_running(), "an unarmed process should leave its forked child running"
+    child.kill()
+
+
+@pytest.mark.slow
+def test_sigterm_of_closer_flow_run_leaves_no_node_process(tmp_path: Path):
+    """Real flow: SIGTERM to `closer flow run` once SiliconCompiler has forked a node process ends
+    that node and every tool under it."""
+    out = tmp_path / "run"
+    env = dict(os.environ, CLOSER_FLOW_CACHE="off")
+    top = subprocess.Popen([sys.executable, "-m", "closer", "flow", "run", "gcd", "--out", str(out)],
+                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+
+    def forked_nodes() -> list[psutil.Process]:
+        return [p for p in _descendants(top.pid) if str(out) in " ".join(_cmdline(p))]
+
+    _wait_for(forked_nodes, timeout_s=120, what="a forked SiliconCompiler node")
+    everything = _descendants(top.pid)
+    os.kill(top.pid, signal.SIGTERM)
+    top.wait()
+    _assert_all_gone(everything)
+
+
+def _cmdline(proc: psutil.Process) -> list[str]:
+    try:
+        return proc.cmdline()
+    except psutil.NoSuchProcess:
+        return []

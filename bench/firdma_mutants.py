@@ -222,7 +222,8 @@ def main(per_file: int, seed: int, only: tuple[str, ...], skip_pass2: tuple[str,
     rows = []
     # Pass 1: every mutant through the first hidden run it can differ in; pass 2: its survivors
     # through the rest of those runs.
-    for candidate in sample(designs[0], per_file, seed):
+    candidates = {c.mutant.id: c for c in sample(designs[0], per_file, seed)}
+    for candidate in candidates.values():
         mutant = candidate.mutant
         if only and mutant.id not in only:
             continue
@@ -245,6 +246,8 @@ def main(per_file: int, seed: int, only: tuple[str, ...], skip_pass2: tuple[str,
         rest = [c for c in row.get("differs_in", configs) if c not in row["hidden_runs"]]
         if row["outcome"] == "survived" and rest and row["id"] not in skip_pass2:
             spent, done = row["wall_s"], row["hidden_runs"]
+            if not (BUILD / row["id"] / "files" / "rtl").is_dir():  # resumed from the record of another checkout
+                materialize(designs[0], candidates[row["id"]], BUILD / row["id"] / "files")
             row.update(run_hidden(BUILD / row["id"] / "files" / "rtl", BUILD / row["id"] / "sim", golden, rest),
                        hidden_runs=done + rest, oracle_revision=oracle_revision())
             row["wall_s"] = round(row["wall_s"] + spent, 1)

@@ -7,7 +7,7 @@ Steps already recorded for the same oracle revision (each row carries its own) a
 can run in its own process (`--steps test_max_len`) while another runs the rest; each process
 merges its rows into the record as it writes.
 
-    .venv/bin/python bench/firdma_hidden.py [--sims icarus,verilator] [--steps test_spec,...]
+    .venv/bin/python bench/firdma_hidden.py [--sims icarus,verilator] [--steps test_spec,...] [--configs full,wide]
 """
 
 from __future__ import annotations
@@ -101,12 +101,16 @@ def _detail(result) -> str:
 @click.command()
 @click.option("--sims", default="icarus,verilator")
 @click.option("--steps", default=",".join(STEPS))
-def main(sims: str, steps: str) -> None:
+@click.option("--configs", default="", help="only these hidden runs (default: all), e.g. full,wide")
+def main(sims: str, steps: str, configs: str) -> None:
     use_venv_tools()
     wanted = steps.split(",")
     ok = True
     for sim in sims.split(","):
-        for i, (cfg, seed_set) in enumerate(load_hidden_runs()):
+        runs = list(enumerate(load_hidden_runs()))
+        if configs:  # in the order given (a second process can work from the other end)
+            runs = [r for cfg in configs.split(",") for r in runs if r[1][0] == cfg]
+        for i, (cfg, seed_set) in runs:
             for name in STEPS:
                 if name not in wanted or (name == "test_max_len" and not seed_set.conditions.get("max_len")):
                     continue

@@ -164,9 +164,11 @@ def directed_jobs(ntaps: int, data_w: int) -> list[Job]:
         job("read_error", 40, read_error=(SRC_BASE + 0x100 + 4 * beat, SRC_BASE + 0x100 + 5 * beat),
             burst=2, profile="bursty"),
         job("write_error", 40, write_error=(DST_BASE + 0x100 + 2 * beat, DST_BASE + 0x100 + 3 * beat),
-            burst=2, irq_en=False),    # ERROR and (abort_early) ABORTED with IRQ_EN 0: irq stays low
+            burst=2),
+        job("write_error_irq_off", 20, write_error=(DST_BASE + 0x100, DST_BASE + 0x100 + beat),
+            burst=2, irq_en=False),    # ERROR with IRQ_EN 0: irq stays low
         job("abort", 60, abort_after=12 * (ntaps + 3), burst=3, profile="light"),
-        job("abort_early", 30, abort_after=3, burst=8, irq_en=False),
+        job("abort_early", 30, abort_after=3, burst=8),
         job("abort_in_write_burst", 80, abort_in_write=True, burst=16, profile="heavy"),
         job("busy_writes", 30, busy_writes=True, burst=8, profile="bursty"),
     ]

@@ -10,17 +10,21 @@ its failure names.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import time
 
 import click
 
-from closer.firdma.oracle import apply_fault, firdma_paths, load_config, load_faults, load_hidden_runs, run_set
-from closer.firdma.oracle import rtl_revision
+from closer.firdma.oracle import apply_fault, firdma_paths, hidden_steps, load_faults, rtl_revision
 from closer.firdma.requirements import replace_block
 from closer.paths import repo_paths
+from closer.procs import tree_cpu_s
 from closer.toolchain import use_venv_tools
+
+sys.path.insert(0, os.path.dirname(__file__))
+from firdma_mutants import oracle_revision  # noqa: E402  (the one definition of the oracle's revision)
 
 BUILD = repo_paths().root / "build" / "firdma-faults"
 OUT = repo_paths().docs / "firdma-faults.json"
@@ -31,11 +35,13 @@ FAILURE = re.compile(r"OracleFailure: (.*)")
 
 def render_fault_table(record: dict) -> str:
     lines = [f"{record['killed']} of {record['total']} killed ({record['simulator']}, golden revision "
-             f"`{record['golden_revision']}`, recorded {record['recorded']}).", "",
-             "| fault | requirement | killed by (hidden run/test) | first failure | s |", "| --- | --- | --- | --- | ---: |"]
+             f"`{record['golden_revision']}`; each row's oracle revision and date: docs/firdma-faults.json).", "",
+             "| fault | requirement | killed by (hidden run/test) | first failure | wall s | CPU s |",
+             "| --- | --- | --- | --- | ---: | ---: |"]
     for r in record["faults"]:
         failure = r["failure"].replace("|", "\\|")[:160]
-        lines.append(f"| {r['fault']} | {r['requirement']} | {r['killed_by'] or '**escaped**'} | {failure} | {r['wall_s']} |")
+        lines.append(f"| {r['fault']} | {r['requirement']} | {r['killed_by'] or '**escaped**'} | {failure} | {r['wall_s']} "
+                     f"| {r.get('cpu_s', '')} |")
     return "\n".join(lines)
 
 
@@ -46,16 +52,12 @@ def _first_failure(log_text: str) -> str:
 
 def _kill(fault, sim: str) -> dict:
     rtl = apply_fault(fault, firdma_paths().rtl, BUILD / fault.id / "rtl")
-    started = time.monotonic()
-    for cfg, seed_set in load_hidden_runs():
-        for name, result in run_set(rtl, load_config(cfg), BUILD / fault.id / f"{cfg}-{sim}", seed_set, sim,
-                                    stop_at_failure=True):
-            if not result.passed:
-                return {"fault": fault.id, "requirement": fault.requirement, "killed_by": f"{cfg}/{name}",
-                        "failure": _first_failure(result.log.read_text(errors="replace")),
-                        "wall_s": round(time.monotonic() - started, 1)}
-    return {"fault": fault.id, "requirement": fault.requirement, "killed_by": None, "failure": "",
-            "wall_s": round(time.monotonic() - started, 1)}
+    started, cpu0 = time.monotonic(), tree_cpu_s()
+    row = {"fault": fault.id, "requirement": fault.requirement, "killed_by": None, "failure": ""}
+    for cfg, name, result in hidden_steps(rtl, BUILD / fault.id, sim):
+        if not result.passed:
+            row.update(killed_by=f"{cfg}/{name}", failure=_first_failure(result.log.read_text(errors="replace")))
+    return row | {"wall_s": round(time.monotonic() - started, 1), "cpu_s": round(tree_cpu_s() - cpu0, 1)}
 
 
 @click.command()
@@ -63,21 +65,32 @@ def _kill(fault, sim: str) -> dict:
 @click.option("--only", multiple=True)
 def main(sim: str, only: tuple[str, ...]) -> None:
     use_venv_tools()
-    rows = []
-    for fault in load_faults(firdma_paths().spec_faults):
-        if only and fault.id not in only:
+    faults = load_faults(firdma_paths().spec_faults)
+    earlier = json.loads(OUT.read_text()) if OUT.is_file() else {}
+    # rows of an earlier run stand (each keeps its oracle revision and date); --only reruns some
+    rows = {r["fault"]: r | {"oracle_revision": r.get("oracle_revision", ""),
+                             "recorded": r.get("recorded", earlier.get("recorded", ""))}
+            for r in earlier.get("faults", []) if earlier.get("simulator") == sim}
+    for fault in faults:
+        if (only and fault.id not in only) or (not only and fault.id in rows):
             continue
-        row = _kill(fault, sim)
-        rows.append(row)
-        print(f"| {row['fault']} | {row['requirement']} | {row['killed_by'] or 'ESCAPED'} | {row['failure'][:120]} |",
-              flush=True)
+        row = _kill(fault, sim) | {"oracle_revision": oracle_revision(), "recorded": time.strftime("%Y-%m-%d")}
+        rows[fault.id] = row
+        print(f"| {row['fault']} | {row['requirement']} | {row['killed_by'] or 'ESCAPED'} | {row['failure'][:120]} "
+              f"| {row['wall_s']} s wall, {row['cpu_s']} s CPU |", flush=True)
+        _write(sim, [rows[f.id] for f in faults if f.id in rows])
+    record = _write(sim, [rows[f.id] for f in faults if f.id in rows])
+    sys.exit(0 if record["killed"] == record["total"] else 1)
+
+
+def _write(sim: str, rows: list[dict]) -> dict:
+    """The record and the docs table, after every fault (an interrupted run keeps what it measured)."""
     record = {"simulator": sim, "golden_revision": rtl_revision(firdma_paths().rtl),
-              "recorded": time.strftime("%Y-%m-%d"), "faults": rows,
+              "recorded": max(r["recorded"] for r in rows) if rows else "", "faults": rows,
               "killed": sum(1 for r in rows if r["killed_by"]), "total": len(rows)}
     OUT.write_text(json.dumps(record, indent=1) + "\n")
-    if not only:
-        DOC.write_text(replace_block(DOC.read_text(), render_fault_table(record), TABLE_BEGIN, TABLE_END))
-    sys.exit(0 if record["killed"] == record["total"] else 1)
+    DOC.write_text(replace_block(DOC.read_text(), render_fault_table(record), TABLE_BEGIN, TABLE_END))
+    return record
 
 
 if __name__ == "__main__":

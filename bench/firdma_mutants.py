@@ -196,11 +196,11 @@ def render(record: dict) -> str:
              "left out).", "",
              "| module | killed | simulated | netlist-identical |", "| --- | ---: | ---: | ---: |"]
     lines += [f"| {m} | {v['killed']} | {v['total']} | {v['equivalent']} |" for m, v in s["per_module"].items()]
-    lines += ["", "| mutant | operator | location | edit | outcome | killed by | hidden runs | first failure | s |",
-              "| --- | --- | --- | --- | --- | --- | --- | --- | ---: |"]
+    lines += ["", "| mutant | operator | location | edit | outcome | killed by | hidden runs | first failure | s | oracle |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | ---: | --- |"]
     for r in record["mutants"]:
         cells = [r["id"], r["operator"], r["location"], r["description"], r["outcome"], r["killed_by"] or "",
-                 ", ".join(r["hidden_runs"]), r["failure"][:120], str(r["wall_s"])]
+                 ", ".join(r["hidden_runs"]), r["failure"][:120], str(r["wall_s"]), r.get("oracle_revision") or ""]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines)
 
@@ -209,9 +209,11 @@ def render(record: dict) -> str:
 @click.option("--per-file", default=4, show_default=True, help="mutants sampled per RTL file")
 @click.option("--seed", default=1, show_default=True)
 @click.option("--only", multiple=True, help="mutant ids to run (no record written)")
+@click.option("--skip-pass2", multiple=True,
+              help="survivors classified equivalent by reading the RTL: not run through the other runs")
 @click.option("--first-run-only", is_flag=True,
               help="survivors of the first hidden run (small) are not run through the others")
-def main(per_file: int, seed: int, only: tuple[str, ...], first_run_only: bool) -> None:
+def main(per_file: int, seed: int, only: tuple[str, ...], skip_pass2: tuple[str, ...], first_run_only: bool) -> None:
     use_venv_tools()
     designs = elaboration_designs()
     golden = GoldenLimits(BUILD / "golden")
@@ -220,7 +222,8 @@ def main(per_file: int, seed: int, only: tuple[str, ...], first_run_only: bool) 
     rows = []
     # Pass 1: every mutant through the first hidden run it can differ in; pass 2: its survivors
     # through the rest of those runs.
-    for candidate in sample(designs[0], per_file, seed):
+    candidates = {c.mutant.id: c for c in sample(designs[0], per_file, seed)}
+    for candidate in candidates.values():
         mutant = candidate.mutant
         if only and mutant.id not in only:
             continue
@@ -229,8 +232,8 @@ def main(per_file: int, seed: int, only: tuple[str, ...], first_run_only: bool) 
             continue
         folder = materialize(designs[0], candidate, BUILD / mutant.id / "files")
         differing = differing_configs(designs, folder, BUILD / "canonical")
-        row = {"id": mutant.id, "operator": mutant.operator.value, "file": mutant.location.file,
-               "location": str(mutant.location), "description": mutant.description, "differs_in": differing,
+        row = {"id": mutant.id, "oracle_revision": oracle_revision(), "operator": mutant.operator.value,
+               "file": mutant.location.file, "location": str(mutant.location), "description": mutant.description, "differs_in": differing,
                "hidden_runs": []}
         if not differing:
             row.update(outcome="netlist_identical", killed_by=None, failure="", wall_s=0.0)
@@ -241,22 +244,25 @@ def main(per_file: int, seed: int, only: tuple[str, ...], first_run_only: bool) 
         _record(rows, row, per_file, seed, golden, write=not only)
     for row in rows if not first_run_only else []:
         rest = [c for c in row.get("differs_in", configs) if c not in row["hidden_runs"]]
-        if row["outcome"] == "survived" and rest:
+        if row["outcome"] == "survived" and rest and row["id"] not in skip_pass2:
             spent, done = row["wall_s"], row["hidden_runs"]
+            if not (BUILD / row["id"] / "files" / "rtl").is_dir():  # resumed from the record of another checkout
+                materialize(designs[0], candidates[row["id"]], BUILD / row["id"] / "files")
             row.update(run_hidden(BUILD / row["id"] / "files" / "rtl", BUILD / row["id"] / "sim", golden, rest),
-                       hidden_runs=done + rest)
+                       hidden_runs=done + rest, oracle_revision=oracle_revision())
             row["wall_s"] = round(row["wall_s"] + spent, 1)
             _record(rows, row, per_file, seed, golden, write=not only)
     print(json.dumps(summarize(rows)))
 
 
 def _earlier_rows() -> dict[str, dict]:
-    """Rows of an interrupted run of the same oracle revision, to resume from (never re-run)."""
+    """Rows of an interrupted run, to resume from (never re-run). Each row keeps the oracle revision
+    it ran under (an older oracle has fewer checks: its kills stand, its survivors are shown as such)."""
     if not OUT.is_file():
         return {}
     record = json.loads(OUT.read_text())
-    if record.get("oracle_revision") != oracle_revision():
-        return {}
+    for row in record["mutants"]:
+        row.setdefault("oracle_revision", record.get("oracle_revision"))
     return {row["id"]: row for row in record["mutants"]}
 
 

@@ -137,3 +137,11 @@ def test_design_folder_loads_with_the_design_model():
     assert [p.name for p in paths.rtl(design)] == RTL_ORDER
     assert {p.name for p in firdma_paths().rtl.glob("*.sv")} == set(RTL_ORDER)
     assert paths.targets(design).is_file()
+
+
+def test_directed_jobs_reach_the_largest_fir_sum():
+    """NTAPS products -32768 x -32768 (the largest sum: an accumulator short of bits wraps it)."""
+    for ntaps in (4, 8, 16, 32):
+        job = next(j for j in directed_jobs(ntaps, 32) if j.name == "accumulator_max_shift31")
+        assert max(fir(job.samples, job.coefs, 31)) == ((ntaps << 30) + (1 << 30)) >> 31
+        assert min(fir(job.samples, job.coefs, 31)) == ((-ntaps * 32767 << 15) + (1 << 30)) >> 31

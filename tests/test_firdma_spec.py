@@ -14,8 +14,8 @@ import re
 
 import pytest
 
-from closer.firdma.oracle import (apply_fault, firdma_paths, load_config, load_faults, load_hidden_runs,
-                                  load_seed_set, run_max_len, run_spec)
+from closer.firdma.oracle import (Fault, apply_fault, firdma_paths, load_config, load_faults, load_hidden_runs,
+                                  load_seed_set, run_directed, run_max_len, run_spec)
 from closer.firdma.requirements import BEGIN, END, render_table, replace_block, requirements_map
 from tests.conftest import require_tool
 
@@ -128,3 +128,27 @@ def test_spec_fault_is_killed_by_hidden_spec(tmp_path, fault_id, config):
     assert result.failed == 1, f"fault {fault.id} ({fault.description}) escaped test_spec"
     reqs = _failure_reqs(result.log.read_text(errors="replace"))
     assert reqs, "the failure does not name a requirement"
+
+
+# Design outputs that are X or Z where the oracle reads them (the bench's AXI models would crash on
+# them with a raw ValueError): each must fail naming the requirement the value is judged by.
+X_FAULTS = [
+    (Fault("x_wdata", "an out-of-range index in the FIR's compressor tree: X results on WDATA", "firdma_fir.sv",
+           "l2[2*j+1] = ((l1[3*j] & l1[3*j+1])", "l2[2*j+1] = ((l1[3*j] & l1[3*j-1])"), "WRITE-STROBES"),
+    (Fault("x_arvalid", "ARVALID not reset", "firdma_rd_dma.sv", "halted        <= 1'b0;\n            m_axi_arvalid <= 1'b0;",
+           "halted        <= 1'b0;"), "AXI-HANDSHAKE"),
+    (Fault("x_err_code", "ERR_CODE not reset: X on the AXI4-Lite read data of STATUS", "firdma_regs.sv",
+           "st_err_code   <= 4'd0;", ""), "LITE-HANDSHAKE"),
+]
+
+
+@pytest.mark.parametrize("fault,req", X_FAULTS, ids=[f.id for f, _ in X_FAULTS])
+def test_x_on_a_checked_output_fails_naming_its_requirement(tmp_path, fault, req):
+    require_tool("iverilog")
+    rtl = apply_fault(fault, firdma_paths().rtl, tmp_path / "rtl")
+    result = run_directed(rtl, load_config("small"), tmp_path / "sim")
+    log = result.log.read_text(errors="replace")
+    assert result.build_ok and result.completed and result.failed == 1, log[-2000:]
+    assert "Can't convert LogicArray" not in log
+    assert _failure_reqs(log) == [req], log[-2000:]
+    assert "(X or Z)" in log

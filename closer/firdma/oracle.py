@@ -270,10 +270,10 @@ def run_max_len(rtl_dir: Path, config: FirdmaConfig, build_dir: Path, seed: int,
 
 
 def run_set(rtl_dir: Path, config: FirdmaConfig, build_dir: Path, seed_set: SeedSet, simulator: str = "icarus",
-            stop_at_failure: bool = False) -> list[tuple[str, SimResult]]:
+            stop_at_failure: bool = False, tests: tuple[str, ...] | None = None) -> list[tuple[str, SimResult]]:
     """A seed set's whole run: test_spec under the set's conditions, test_directed, test_random on
-    its seeds, then, if its conditions set `max_len`, test_max_len (the longest, last). Stops after
-    the first failing test if asked."""
+    its seeds, then, if its conditions set `max_len`, test_max_len (the longest, last); only the
+    `tests` named, if given. Stops after the first failing test if asked."""
     steps = [("test_spec", lambda b: run_spec(rtl_dir, config, b, seed_set.seeds[0], seed_set.conditions, simulator)),
              ("test_directed", lambda b: run_directed(rtl_dir, config, b, simulator)),
              ("test_random", lambda b: run_seeds(rtl_dir, config, b, seed_set.seeds, seed_set.conditions, simulator))]
@@ -281,7 +281,7 @@ def run_set(rtl_dir: Path, config: FirdmaConfig, build_dir: Path, seed_set: Seed
     if max_len:
         steps.append(("test_max_len", lambda b: run_max_len(rtl_dir, config, b, seed_set.seeds[0], max_len, simulator)))
     results = []
-    for name, run in steps:
+    for name, run in [(n, r) for n, r in steps if tests is None or n in tests]:
         results.append((name, run(build_dir / name)))
         if stop_at_failure and not results[-1][1].passed:
             break
@@ -409,14 +409,28 @@ def fault_killed_by_hidden(fault: Fault, golden_rtl: Path, build: Path, simulato
     """Run the hidden set on the golden RTL with `fault` applied, run by run, test by test, until
     something fails; returns "<config>/<test>" of the first failure, or None if the fault escaped."""
     rtl_dir = apply_fault(fault, golden_rtl, build / fault.id / "rtl")
-    for cfg, seed_set in load_hidden_runs():
-        if configs is not None and cfg not in configs:
-            continue
-        for name, result in run_set(rtl_dir, load_config(cfg), build / fault.id / f"{cfg}-{simulator}", seed_set,
-                                    simulator, stop_at_failure=True):
-            if not result.passed:
-                return f"{cfg}/{name}"
+    for cfg, name, result in hidden_steps(rtl_dir, build / fault.id, simulator, configs):
+        if not result.passed:
+            return f"{cfg}/{name}"
     return None
+
+
+CHEAP_TESTS, LONG_TESTS = ("test_spec", "test_directed", "test_random"), ("test_max_len",)
+
+
+def hidden_steps(rtl_dir: Path, build: Path, simulator: str = "icarus", configs: list[str] | None = None):
+    """The hidden set on `rtl_dir` test by test, cheapest first: every run's test_spec,
+    test_directed and test_random, then the runs' test_max_len (the verdict does not depend on the
+    order; a fault the short tests kill never waits for the long one). Yields (config, test,
+    result); the caller stops where it likes."""
+    runs = [(cfg, s) for cfg, s in load_hidden_runs() if configs is None or cfg in configs]
+    for tests in (CHEAP_TESTS, LONG_TESTS):
+        for cfg, seed_set in runs:
+            for name, result in run_set(rtl_dir, load_config(cfg), build / f"{cfg}-{simulator}", seed_set,
+                                        simulator, stop_at_failure=True, tests=tests):
+                yield cfg, name, result
+                if not result.passed:
+                    return
 
 
 @main.command("hidden-faults")

@@ -20,6 +20,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge, SimTimeoutError, with_timeout
 from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiRam
 
+from firdma_check import OracleFailure, check, known  # noqa: F401  (re-exported to the oracle's tests)
 from firdma_coverage import Coverage
 from firdma_jobs import MEM_SIZE
 from firdma_lite import LiteMaster
@@ -39,16 +40,6 @@ STALL_LIMIT_CYCLES = 40000   # no AXI4 handshake this long while BUSY: the job i
 PROGRESS_STEP_CYCLES = 5000
 DEEP_QUEUE = 256  # memory-side queue depth in test_spec: outstanding bursts limited only by the engine
 OKAY, EXOKAY, SLVERR, DECERR = 0, 1, 2, 3
-
-
-class OracleFailure(AssertionError):
-    pass
-
-
-def check(condition: bool, req: str, message: str) -> None:
-    """Fail with `[req] message` unless `condition`; `req` is a requirement id."""
-    if not condition:
-        raise OracleFailure(f"[{req}] {message}")
 
 
 def _pause_pattern(profile: str, rng: random.Random, channel: str):
@@ -218,7 +209,7 @@ class FirdmaEnv:
     async def wait_irq(self, budget_cycles: int, what: str) -> None:
         irq = self.dut.irq
         for _ in range(0, budget_cycles, PROGRESS_STEP_CYCLES):
-            if int(irq.value) == 1:
+            if known(irq, "IRQ", f"{what}: waiting for the completion interrupt") == 1:
                 return
             try:
                 await with_timeout(RisingEdge(irq), PROGRESS_STEP_CYCLES * CLOCK_NS, "ns")

@@ -142,6 +142,9 @@ def directed_jobs(ntaps: int, data_w: int) -> list[Job]:
         return Job(name=name, **fields)
 
     sat_coefs = [INT16_MAX if k % 2 == 0 else INT16_MIN for k in range(ntaps)]
+    # The largest sum there is: NTAPS products -32768 x -32768 (NTAPS * 2^30), then the most negative
+    # (-32768 x 32767); at SHIFT 31 and 16 the result is in range only if the accumulator holds it.
+    extreme = [INT16_MIN] * (2 * ntaps + 3) + [INT16_MAX] * (2 * ntaps + 3) + [INT16_MIN] * (ntaps + 2)
     page = SRC_BASE + 0x3000
     return [
         job("odd_len_rounding", 37, shift=7),
@@ -149,6 +152,8 @@ def directed_jobs(ntaps: int, data_w: int) -> list[Job]:
         job("saturation", 24, samples=_rand_samples(rng, 24, True), coefs=sat_coefs, shift=0),
         job("saturation_shift", 24, samples=_rand_samples(rng, 24, True), coefs=sat_coefs, shift=2),
         job("negative_shift31", 9, shift=31),
+        job("accumulator_max_shift31", len(extreme), samples=extreme, coefs=[INT16_MIN] * ntaps, shift=31),
+        job("accumulator_max_shift16", len(extreme), samples=extreme, coefs=[INT16_MIN] * ntaps, shift=16),
         job("crossing_4k", 70, src=page - 5 * beat, dst=DST_BASE + 0x5000 - 3 * beat, burst=16,
             profile="light"),
         job("len_1", 1, burst=16),
@@ -160,6 +165,8 @@ def directed_jobs(ntaps: int, data_w: int) -> list[Job]:
             burst=2, profile="bursty"),
         job("write_error", 40, write_error=(DST_BASE + 0x100 + 2 * beat, DST_BASE + 0x100 + 3 * beat),
             burst=2),
+        job("write_error_irq_off", 20, write_error=(DST_BASE + 0x100, DST_BASE + 0x100 + beat),
+            burst=2, irq_en=False),    # ERROR with IRQ_EN 0: irq stays low
         job("abort", 60, abort_after=12 * (ntaps + 3), burst=3, profile="light"),
         job("abort_early", 30, abort_after=3, burst=8),
         job("abort_in_write_burst", 80, abort_in_write=True, burst=16, profile="heavy"),

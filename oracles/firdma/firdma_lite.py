@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 from cocotb.triggers import Event, RisingEdge
 
+from firdma_check import known
+
 LITE_PROFILES = ("none", "stall", "heavy")
 ORDERS = ("together", "aw_first", "w_first")
 
@@ -99,7 +101,7 @@ class _Receiver:
 
     def step(self, stall: bool) -> None:
         if self.ready_state and self.valid.value.is_resolvable and int(self.valid.value) == 1:
-            values = [int(f.value) if f.value.is_resolvable else -1 for f in self.fields]
+            values = [known(f, "LITE-HANDSHAKE", "an AXI4-Lite response") for f in self.fields]
             if self.waiting:
                 self.waiting.popleft().resolve(LiteResponse(*values))
             else:

@@ -17,11 +17,15 @@ from dataclasses import dataclass, field
 
 from cocotb.triggers import FallingEdge
 
+from firdma_check import OracleFailure
 from firdma_coverage import RESP_NAMES, Coverage
 
 AW_FIELDS = ("awaddr", "awlen", "awsize", "awburst")
 AR_FIELDS = ("araddr", "arlen", "arsize", "arburst")
 W_FIELDS = ("wdata", "wstrb", "wlast")
+# The requirement a design output judged while its VALID is high serves, for an X/Z failure.
+FIELD_REQ = {"wdata": "WRITE-STROBES", "wstrb": "WRITE-STROBES", "wlast": "WRITE-WLAST",
+             "bresp": "LITE-HANDSHAKE", "rdata": "LITE-HANDSHAKE", "rresp": "LITE-HANDSHAKE"}
 
 
 def _int(signal) -> int | None:
@@ -53,6 +57,7 @@ class Channel:
     valid: str
     ready: str
     fields: tuple[str, ...]
+    design_sends: bool = True        # the design drives VALID and the payload (else READY)
     prev_waiting: bool = False
     prev_payload: tuple = ()
 
@@ -95,10 +100,23 @@ class AxiMonitor:
         self.lite = {
             "lite B": Channel("bvalid", "bready", ("bresp",)),
             "lite R": Channel("rvalid", "rready", ("rdata", "rresp")),
+            "lite AW": Channel("awvalid", "awready", (), design_sends=False),
+            "lite W": Channel("wvalid", "wready", (), design_sends=False),
+            "lite AR": Channel("arvalid", "arready", (), design_sends=False),
         }
 
     def sig(self, name: str):
         return getattr(self.dut, f"{self.p}_{name}")
+
+    def known(self, signal, req: str) -> int:
+        """A design output's value where the oracle reads it; X or Z fails the test at once (the bench's
+        models would crash on it one edge later), with the monitor's earlier messages."""
+        value = signal.value
+        if value.is_resolvable:
+            return int(value)
+        earlier = f"; monitor: {'; '.join(self.errors[:6])}" if self.errors else ""
+        raise OracleFailure(f"[{req}] cycle {self.cycle}: {signal._name} is {value} (X or Z) where the oracle "
+                            f"reads it{earlier}")
 
     def error(self, req: str, message: str) -> None:
         if len(self.errors) < 50:
@@ -145,9 +163,14 @@ class AxiMonitor:
 
     # ------------------------------------------------------------------ sampling
     def _stable(self, name: str, ch: Channel, sig, req: str = "AXI-HANDSHAKE") -> tuple[bool, tuple]:
-        valid = _int(sig(ch.valid)) == 1
-        ready = _int(sig(ch.ready)) == 1
-        payload = tuple(_int(sig(f)) for f in ch.fields) if valid else ()
+        if ch.design_sends:
+            valid = self.known(sig(ch.valid), req) == 1
+            ready = _int(sig(ch.ready)) == 1
+            payload = tuple(self.known(sig(f), FIELD_REQ.get(f, "BURST-FORM")) for f in ch.fields) if valid else ()
+        else:
+            valid = _int(sig(ch.valid)) == 1
+            ready = self.known(sig(ch.ready), req) == 1
+            payload = tuple(_int(sig(f)) for f in ch.fields) if valid else ()
         if ch.prev_waiting:
             if not valid:
                 self.error(req, f"{name}VALID dropped before READY")
@@ -170,7 +193,7 @@ class AxiMonitor:
             self._stable(name, ch, lite, "LITE-HANDSHAKE")
         self._sample_responses()
         self._sample_lite_start(lite)
-        irq = _int(self.dut.irq) or 0
+        irq = self.known(self.dut.irq, "IRQ")
         if irq and not self._irq_prev:
             self.irq_rise_cycle = self.cycle
             if self.job is not None:
@@ -182,7 +205,7 @@ class AxiMonitor:
 
     def _sample_responses(self) -> None:
         for ch in ("R", "B"):
-            valid, ready = _int(self.sig(f"{ch.lower()}valid")), _int(self.sig(f"{ch.lower()}ready"))
+            valid, ready = _int(self.sig(f"{ch.lower()}valid")), self.known(self.sig(f"{ch.lower()}ready"), "AXI-HANDSHAKE")
             if valid == 1 and ready == 0:
                 self.coverage.hit(f"wait {ch}")
             if valid == 1 and ready == 1:
@@ -221,7 +244,7 @@ class AxiMonitor:
         if (addr & 0xFFF) + beats * nbytes > 0x1000:
             self.error("BURST-4K", f"{kind} burst {addr:#x}+{beats}x{nbytes} crosses a 4 KB boundary")
         prefix = kind.lower()
-        if _int(self.sig(f"{prefix}id")) != 0 or _int(self.sig(f"{prefix}lock")) != 0:
+        if self.known(self.sig(f"{prefix}id"), "BURST-FORM") != 0 or self.known(self.sig(f"{prefix}lock"), "BURST-FORM") != 0:
             self.error("BURST-FORM", f"{kind}ID or {kind}LOCK not 0")
         self.coverage.hit(f"{kind} burst {beats}")
         if (addr & 0xFFF) + beats * nbytes == 0x1000:

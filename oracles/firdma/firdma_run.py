@@ -13,7 +13,7 @@ from cocotb.triggers import ClockCycles, RisingEdge
 from firdma_env import (CTRL_ABORT, CTRL_IRQ_EN, CTRL_START, ID_VALUE, OKAY, REG_BURST, REG_COEF,
                         REG_CTRL, REG_CYCLES, REG_DST, REG_ID, REG_LEN, REG_NTAPS, REG_SHIFT, REG_SRC,
                         REG_STATUS, SLVERR, ST_ABORTED, ST_BUSY, ST_DONE, ST_ERROR, ST_FLAGS, FirdmaEnv,
-                        OracleFailure, PROGRESS_STEP_CYCLES, check)
+                        OracleFailure, PROGRESS_STEP_CYCLES, check, known)
 from firdma_jobs import Job
 from firdma_model import fir, pack_samples
 from firdma_monitor import JobWindow
@@ -188,7 +188,7 @@ def _check_memory(env: FirdmaEnv, job: Job, expected: bytes, status: int, fill: 
 async def _check_irq_and_cycles(env: FirdmaEnv, job: Job, status: int, end_cycle: int | None) -> int:
     dut, mon = env.dut, env.monitor
     flags = status & ST_FLAGS
-    irq = int(dut.irq.value)
+    irq = known(dut.irq, "IRQ", f"{job.name}: at the end of the job")
     check(irq == (1 if job.irq_en else 0), "IRQ",
           f"{job.name}: irq={irq} with IRQ_EN={int(job.irq_en)} and a status flag set")
     cycles = await env.reg(REG_CYCLES)
@@ -204,7 +204,8 @@ async def _check_irq_and_cycles(env: FirdmaEnv, job: Job, status: int, end_cycle
     status2 = await env.reg(REG_STATUS)
     check(status2 & 0xF0E == 0, "REG-STATUS-W1C", f"{job.name}: STATUS flags not cleared by write-1-to-clear: {status2:#x}")
     await ClockCycles(dut.clk, 2)
-    check(int(dut.irq.value) == 0, "IRQ", f"{job.name}: irq still high after clearing the flags")
+    check(known(dut.irq, "IRQ", f"{job.name}: after clearing the flags") == 0, "IRQ",
+          f"{job.name}: irq still high after clearing the flags")
     return cycles
 
 

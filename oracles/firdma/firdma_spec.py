@@ -15,7 +15,7 @@ from cocotb.triggers import ClockCycles
 from firdma_env import (CTRL_ABORT, CTRL_IRQ_EN, CTRL_START, DECERR, EXOKAY, ID_VALUE, OKAY, REG_BURST,
                         REG_COEF, REG_CTRL, REG_CYCLES, REG_DST, REG_ID, REG_LEN, REG_NAMES, REG_NTAPS,
                         REG_SHIFT, REG_SRC, REG_STATUS, SLVERR, ST_ABORTED, ST_BUSY, ST_DONE, ST_ERROR,
-                        ST_FLAGS, FirdmaEnv, check)
+                        ST_FLAGS, FirdmaEnv, check, known)
 from firdma_jobs import DST_BASE, SRC_BASE, Conditions, Job, _rand_coefs, _rand_samples, random_jobs
 from firdma_run import budget_cycles, run_job, stage_job
 
@@ -162,7 +162,8 @@ async def _instant_job(env: FirdmaEnv, ctrl: int, src: int = SRC_BASE, length: i
 
 async def _irq_is(env: FirdmaEnv, level: int, what: str) -> None:
     await ClockCycles(env.dut.clk, 3)
-    check(int(env.dut.irq.value) == level, "IRQ", f"irq={int(env.dut.irq.value)} {what}, expected {level}")
+    irq = known(env.dut.irq, "IRQ", what)
+    check(irq == level, "IRQ", f"irq={irq} {what}, expected {level}")
 
 
 async def status_and_irq(env: FirdmaEnv) -> None:
@@ -233,7 +234,7 @@ async def busy_time_writes(env: FirdmaEnv, rng: random.Random) -> dict:
     for value in (ST_DONE | ST_ERROR, 0):
         await env.wr(REG_STATUS, value)
         check(await env.reg(REG_STATUS) == ST_ABORTED, "REG-STATUS-W1C", f"STATUS write {value:#x} cleared ABORTED")
-    check(int(env.dut.irq.value) == 1, "IRQ", "irq low with ABORTED and IRQ_EN set")
+    check(known(env.dut.irq, "IRQ", "with ABORTED and IRQ_EN set") == 1, "IRQ", "irq low with ABORTED and IRQ_EN set")
     await env.wr(REG_STATUS, ST_ABORTED)
     check(await env.reg(REG_STATUS) == 0, "REG-STATUS-W1C", "writing ABORTED did not clear it")
     await _irq_is(env, 0, "after ABORTED was cleared")
@@ -291,8 +292,8 @@ async def reset_during_job(env: FirdmaEnv, rng: random.Random) -> None:
     env.dut.rst_n.value = 0
     await ClockCycles(env.dut.clk, 2)
     for name in VALID_OUTPUTS:
-        check(int(getattr(env.dut, name).value) == 0, "RESET", f"{name} is 1 while rst_n is 0")
-    check(int(env.dut.irq.value) == 0, "RESET", "irq is 1 while rst_n is 0")
+        check(known(getattr(env.dut, name), "RESET", "while rst_n is 0") == 0, "RESET", f"{name} is 1 while rst_n is 0")
+    check(known(env.dut.irq, "RESET", "while rst_n is 0") == 0, "RESET", "irq is 1 while rst_n is 0")
     await ClockCycles(env.dut.clk, 3)
     env.monitor.job = None  # from here on any bus traffic is an error
     env.dut.rst_n.value = 1

@@ -34,9 +34,15 @@ def run_command(design: str, config: str, to: str | None, backend: str, out: Pat
     """Run DESIGN through the flow up to --to; writes metrics/ and metadata.json. Progress goes to
     stderr (a live line on a terminal, a line per step otherwise; none with --json); the last
     line is the sign-off verdict."""
+    from closer import procs
     from closer.flow.runner import run_flow
     from closer.flow.verdict import verdict
 
+    # SiliconCompiler forks its node processes itself (from this, the main, thread): they die with
+    # this command. Armed here, not in run_flow: the hook is process-wide and permanent, and a
+    # child's death signal follows the thread that forked it, which a long-lived caller's threads
+    # (a test worker, the task runner) would make too eager.
+    procs.forked_children_die_with_parent()
     mode = "status" if sys.stderr.isatty() else "lines"
     with _Progress(mode=None if as_json else mode) as progress:
         result = run_flow(design, config=config, to=to, backend=backend, out=out,

@@ -22,7 +22,6 @@ from pathlib import Path
 
 from closer import __version__
 from closer import metrics as closer_keys
-from closer import procs
 from closer.designs.model import load_design
 from closer.errors import CloserError, ToolError
 from closer.flow import metrics, synth_choice
@@ -135,7 +134,6 @@ def _run_project(project_to, steps: list[Step], flow_paths: FlowPaths, design):
     (synthesis runs again if a later one was tried). So a design the first script closes runs in
     one project run up to `sta`, and the physical steps only ever see the kept netlist. Returns
     the last project run and the synthesis attempts."""
-    procs.forked_children_die_with_parent()  # SiliconCompiler forks its node processes itself
     names = [s.name for s in steps]
     if "synth" not in names:
         project = project_to(names[-1])

@@ -198,13 +198,13 @@ class Summarizer:
         improved = reward is not None and (best_before is None or reward > best_before)
         if reward is not None:
             self.final = reward
+        ep = self.open_episode
+        if ep is not None and ep.first_layers_after is None and layers and rec.seq > ep.detected_seq:
+            ep.first_layers_after = list(layers)
         if improved:
             self._end_stagnation(rec, best_before, reward)
             self._improved(rec, reward)
         else:  # one more call without improvement
-            ep = self.open_episode
-            if ep is not None and ep.first_layers_after is None and layers and rec.seq > ep.detected_seq:
-                ep.first_layers_after = list(layers)
             if self.since_start_seq is None:
                 self.since_start_seq = rec.seq
             self.since_calls += 1
@@ -239,8 +239,6 @@ class Summarizer:
         """The call improved the best: the open episode (if any) ends, the counts restart."""
         ep = self.open_episode
         if ep is not None:
-            if ep.first_layers_after is None and rec.layers and rec.seq > ep.detected_seq:
-                ep.first_layers_after = list(rec.layers)
             self._close_counts(ep)
             ep.end_seq = rec.seq
             ep.recovered = True

@@ -7,6 +7,11 @@ import time
 
 import psutil
 
+# bwrap returns as soon as the sandbox's first command exits, while the namespace's init is still
+# killing and waiting for the rest (its monitor reads the exit status from an eventfd and does not
+# wait for pid 1); those processes are on their way out, not left over.
+TEARDOWN_S = 5.0
+
 
 def processes_of(uid: int) -> list[psutil.Process]:
     found = []
@@ -19,9 +24,25 @@ def processes_of(uid: int) -> list[psutil.Process]:
     return found
 
 
-def reap(uid: int, grace_s: float = 2.0) -> list[str]:
-    """Kill every process of `uid`; returns 'pid name' of each one found (empty: none was left)."""
-    left = processes_of(uid)
+def _after_teardown(uid: int, teardown_s: float) -> list[psutil.Process]:
+    """The uid's processes once the pid namespace has had `teardown_s` to end them."""
+    deadline = time.monotonic() + teardown_s
+    while (left := [p for p in processes_of(uid) if _alive(p)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def _alive(proc: psutil.Process) -> bool:
+    try:
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def reap(uid: int, grace_s: float = 2.0, teardown_s: float = TEARDOWN_S) -> list[str]:
+    """Kill every process of `uid` still running after the namespace's teardown; returns 'pid name'
+    of each one (empty: none was left)."""
+    left = _after_teardown(uid, teardown_s)
     described = []
     for proc in left:
         try:

@@ -45,6 +45,7 @@ from closer.flow.cache import (cache_root, environment_fingerprint, file_sha256,
                                write_json)
 from closer.flow.cachedir import CACHE_ENV, DISABLED, RUN_CACHE, cache_dir  # noqa: F401  (re-exported)
 from closer.pdk import PdkPaths, default_pdk_root
+from closer.toolchain import QROUTER_PREFIX_ENV
 
 FORMAT = "2"
 ENTRY_FILE = "entry.json"
@@ -146,8 +147,6 @@ def tools_digest(search_path: str) -> str:
     for name in PROGRAMS:
         found = shutil.which(name, path=search_path)
         lines.append(f"{name}=" + (stat_key(Path(found)) if found else "absent"))
-    from closer.physical.route.route import QROUTER_PREFIX_ENV  # another qrouter build
-
     prefix = os.environ.get(QROUTER_PREFIX_ENV)
     if prefix:
         library = Path(prefix) / "share" / "qrouter" / "qrouter.so"

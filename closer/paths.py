@@ -66,6 +66,17 @@ def repo_paths() -> RepoPaths:
     return RepoPaths(_PACKAGE_DIR.parent)
 
 
+def default_pdk_root() -> Path:
+    """`$PDK_ROOT`, else `../shared/pdk` beside the checkout (here, not in closer.pdk, so that a
+    metered call finds the PDK without importing the PDK checks)."""
+    import os
+
+    env = os.environ.get("PDK_ROOT")
+    if env:
+        return Path(env)
+    return (repo_paths().root.parent / "shared" / "pdk").resolve()
+
+
 def schema_path(name: str) -> Path:
     """Path of a JSON Schema shipped in `closer/schemas/`, e.g. `schema_path("targets")`."""
     return _PACKAGE_DIR / "schemas" / f"{name}.schema.json"

@@ -22,7 +22,7 @@ from pathlib import Path
 import click
 
 from closer.errors import InputError
-from closer.paths import repo_paths
+from closer.paths import default_pdk_root
 from closer.toolchain import search_path
 
 LIBRARY = "sky130_fd_sc_hd"
@@ -32,14 +32,6 @@ CORNERS = ("tt_025C_1v80", "ss_100C_1v60", "ff_n40C_1v95")
 EXTRA_CORNERS = ("tt_100C_1v80", "ff_100C_1v95")
 ALL_CORNERS = CORNERS + EXTRA_CORNERS
 CELL_COUNT_PER_CORNER = 428  # timing cells in each Liberty file (physical-only cells have none)
-
-
-def default_pdk_root() -> Path:
-    """`$PDK_ROOT`, else `../shared/pdk` beside the checkout."""
-    env = os.environ.get("PDK_ROOT")
-    if env:
-        return Path(env)
-    return (repo_paths().root.parent / "shared" / "pdk").resolve()
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import multiprocessing
 import os
 import resource
 import select
@@ -32,11 +31,14 @@ import signal
 import subprocess
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from closer.errors import ToolError, ToolMissing, ToolTimeout
+
+if TYPE_CHECKING:  # imported by worker_pool itself: most callers run commands, not pools
+    from concurrent.futures import ProcessPoolExecutor
 
 
 @dataclass(frozen=True)
@@ -258,6 +260,9 @@ def worker_pool(jobs: int, start_method: str = "fork") -> ProcessPoolExecutor:
     process (by SIGTERM or SIGKILL too), and with them the commands they run: a pool's workers
     otherwise outlive a killed parent. The workers are started by the first submit, so the thread
     that calls it must outlive them (PR_SET_PDEATHSIG follows the starting thread)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     return ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=multiprocessing.get_context(start_method),
                                initializer=die_with, initargs=(os.getpid(),))
 

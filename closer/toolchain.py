@@ -17,6 +17,9 @@ from dataclasses import dataclass
 
 from closer.paths import repo_paths
 
+# another qrouter build than the one on PATH (closer.physical.route; part of closer.flow.reuse's key)
+QROUTER_PREFIX_ENV = "CLOSER_QROUTER_PREFIX"
+
 
 @dataclass(frozen=True)
 class Tool:

@@ -19,13 +19,7 @@ entry and a reader never sees a partial one. While a process runs a key it holds
 that key's lock (`FlowCache.first_run`): a second process asking for the same key meanwhile
 waits for the entry instead of running the same flow beside it.
 
-Where the cache lives (`cache_dir`): `$CLOSER_FLOW_CACHE` when set (`off` disables reuse; a
-folder shared by several runs: only for runs whose agents are trusted, e.g. machinery baselines
-and CI), else the run's control directory (`<trial>/run/flowcache`, outside the agent's reach;
-the runner removes it after the evaluation). `closer task run` gives only the machinery baselines
-(deterministic: their repeated trials are identical runs) the shared folder; a trial of an agent
-under test keeps its own, so its repeated trials stay independent measurements. Budget rule (docs/tasks.md): a call served from the
-cache is charged like any other call and recorded with `cost.reused = true`.
+Where the cache lives: closer.flow.cachedir (`cache_dir`, re-exported here).
 """
 
 from __future__ import annotations
@@ -49,12 +43,11 @@ from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from closer.flow.cache import (cache_root, environment_fingerprint, file_sha256, key_digest, read_json, stat_key,
                                write_json)
+from closer.flow.cachedir import CACHE_ENV, DISABLED, RUN_CACHE, cache_dir  # noqa: F401  (re-exported)
 from closer.pdk import PdkPaths, default_pdk_root
+from closer.toolchain import QROUTER_PREFIX_ENV
 
-CACHE_ENV = "CLOSER_FLOW_CACHE"
-DISABLED = "off"
 FORMAT = "2"
-RUN_CACHE = "flowcache"  # the run-local cache, under a run's control directory
 ENTRY_FILE = "entry.json"
 LOG_FILE = "flow.log"
 OUTPUT_DIR = "flow"
@@ -79,19 +72,6 @@ class Entry(BaseModel):
     # the folders the stored files name by absolute path (`run_locations`: name -> its spellings
     # there, as given and resolved); a restore rewrites them to the restoring run's
     locations: dict[str, list[str]] = {}
-
-
-def cache_dir(control: Path | None, shared_ok: bool = True) -> Path | None:
-    """The cache a run's flows use: $CLOSER_FLOW_CACHE, else `control`/flowcache (None: no reuse).
-    `shared_ok=False` (a trial of an agent under test: its repeated trials must be independent, and
-    a cache shared across them would make a later trial's calls faster than the first's) keeps the
-    run's own cache even when a shared one is set; `off` still disables reuse."""
-    shared = os.environ.get(CACHE_ENV)
-    if shared == DISABLED:
-        return None
-    if shared and shared_ok:
-        return Path(shared).resolve()
-    return None if control is None else control / RUN_CACHE
 
 
 def active() -> FlowCache | None:
@@ -167,8 +147,6 @@ def tools_digest(search_path: str) -> str:
     for name in PROGRAMS:
         found = shutil.which(name, path=search_path)
         lines.append(f"{name}=" + (stat_key(Path(found)) if found else "absent"))
-    from closer.physical.route.route import QROUTER_PREFIX_ENV  # another qrouter build
-
     prefix = os.environ.get(QROUTER_PREFIX_ENV)
     if prefix:
         library = Path(prefix) / "share" / "qrouter" / "qrouter.so"

@@ -10,16 +10,19 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from closer.inputs import parse_json, read_bytes
 from closer.errors import InputError, ToolMissing, ToolTimeout
 from closer.budget import ToolClass
 from closer.metered.config import ToolCommands, expand_argv, placeholder_values
 from closer.metered.estimator import RewardEstimate, RewardEstimator
-from closer.pdk import default_pdk_root
+from closer.paths import default_pdk_root
 from closer.procs import Command, run
-from closer.sandbox.tools import ToolSandbox
 from closer.trajectory.record import MetricValue, Outcome
+
+if TYPE_CHECKING:  # only brokered calls pass a sandbox; a standalone call does not import it
+    from closer.sandbox.tools import ToolSandbox
 
 
 @dataclass

@@ -19,11 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-
+from typing import TYPE_CHECKING
 
 from closer.budget import Budget, ToolClass, check_call
 from closer.errors import CloserError, InputError
-from closer.flow import reuse as flow_reuse
+from closer.flow import cachedir as flow_cache
 from closer.inputs import load_json_model
 from closer.metrics import FLOW_REUSED
 from closer.metered.config import ARGS_PLACEHOLDER, ToolConfig, load_tool_config
@@ -33,11 +33,13 @@ from closer.metered.layers import infer_layers
 from closer.metered.ledger import Ledger, read_ledger, refresh_status_cache, remaining, workspace_lock
 from closer.metered.paths import CONTROL_DIR, WorkspacePaths
 from closer.metered.run import file_sha256, load_run_info, utc_now
-from closer.sandbox.tools import ToolSandbox
 from closer.metered.snapshot import diff, load_snapshot, materialize, take_snapshot
 from closer.trajectory.reader import TrajectoryReader
 from closer.trajectory.record import CallCost, Outcome, RunInfo, TrajectoryRecord
 from closer.trajectory.writer import TrajectoryWriter
+
+if TYPE_CHECKING:  # the sandbox module is for brokered calls: a standalone call does not import it
+    from closer.sandbox.tools import ToolSandbox
 
 EXIT_CODES: dict[Outcome, int] = {
     Outcome.OK: 0,
@@ -64,7 +66,7 @@ class CallResult:
 # Moves a brokered call's staged results (first argument) into the workspace (second argument).
 Deliver = Callable[[Path, Path], None]
 # The sandbox a call's tools run in, given the call's folder (closer.sandbox.tools.for_call).
-Isolate = Callable[[Path], ToolSandbox]
+Isolate = Callable[[Path], "ToolSandbox"]
 
 
 def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = None,
@@ -242,9 +244,9 @@ def _run_counted(ws: WorkspacePaths, config: ToolConfig, tool: ToolClass, args: 
         estimator = load_estimator(config.reward, ws.control)
     except CloserError as exc:
         return ToolRun(Outcome.INFRA_ERROR, str(exc)), None
-    cache = flow_reuse.cache_dir(ws.control, shared_ok=shared_flow_cache)
+    cache = flow_cache.cache_dir(ws.control, shared_ok=shared_flow_cache)
     if cache is not None:  # the run's flow cache: its tools reuse unchanged flow runs (closer.flow.reuse)
-        cmds = cmds.with_env({flow_reuse.CACHE_ENV: str(cache)})
+        cmds = cmds.with_env({flow_cache.CACHE_ENV: str(cache)})
         sandbox = sandbox.with_writable(cache) if sandbox else None
     tool_run = execute_tool(tree, cmds, args, results_dir, min(cmds.timeout_s, wall_left_s), sandbox)
     if tool_run.outcome is not Outcome.OK or estimator is None:

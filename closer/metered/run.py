@@ -15,7 +15,7 @@ from closer.inputs import load_json_model
 from closer.metered.config import ToolCommands, expand_argv, load_tool_config, placeholder_values
 from closer.metered.paths import WorkspacePaths
 from closer.metered.snapshot import copy_pristine, take_snapshot
-from closer.pdk import default_pdk_root
+from closer.paths import default_pdk_root
 from closer.procs import Command, run
 from closer.trajectory.record import Provenance, RunInfo
 

@@ -83,9 +83,10 @@ def read_chunks(path: Path) -> Iterator[tuple[list[str], list[bytes], bytes | No
         return
     _read_check(path)
     line_no = 0
+    prefix = f"{path}:"
     for block in _line_blocks(path):
         lines = block.split(b"\n")
-        labels = [f"{path}:{n}" for n in range(line_no + 1, line_no + len(lines) + 1)]
+        labels = list(map(prefix.__add__, map(str, range(line_no + 1, line_no + len(lines) + 1))))
         line_no += len(lines)
         yield labels, lines, block
 

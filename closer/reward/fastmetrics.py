@@ -102,7 +102,9 @@ class Chunk:
             rows: list[msgspec.Struct | None] = list(map(decode, raws))
         except (msgspec.MsgspecError, ValueError):  # some record is not of the key set: one by one
             rows = [_struct_or_none(decode, raw) for raw in raws]
-        raw_colons = joined.count(b":") - sum(raw.count(b":") for raw, row in zip(raws, rows) if row is None)
+        raw_colons = joined.count(b":")
+        if None in rows:
+            raw_colons -= sum(raw.count(b":") for raw, row in zip(raws, rows) if row is None)
         self.keys, self.rows, self.decoded = keys, rows, [row for row in rows if row is not None]
         if not self._clocks_ok() or not self._no_duplicate(raw_colons):
             self.keys, self.rows, self.decoded, self._columns = (), [None] * len(raws), [], None
@@ -141,7 +143,10 @@ class Chunk:
                 continue
             column = self.column(key)
             try:
-                counts = Counter(map(tuple, column) if type(first) is list else column)
+                if type(first) is str:  # one join and one count in C; a non-string raises
+                    colons += "".join(column).count(":")
+                    continue
+                counts = Counter(map(tuple, column))
             except TypeError:  # a list among strings, or a string among lists
                 return -1
             colons += sum(times * _colons(value) for value, times in counts.items())

@@ -22,9 +22,9 @@ from closer.physical.io.lef import Macro
 from closer.physical.io.netlist import Netlist
 from closer.physical.route.pinaccess import AccessPoint
 from closer.procs import Command, run
+from closer.toolchain import QROUTER_PREFIX_ENV
 
 QROUTER_VERSION = "1.4.88"
-QROUTER_PREFIX_ENV = "CLOSER_QROUTER_PREFIX"  # another build (also part of closer.flow.reuse's key)
 SCHEDULE = [("10", 10), ("20", 10), ("30", 10), ("40", 10), ("50", 10), ("60", 10), ("70", 10),
             ("80", 10), ("90", 10), ("100", 10), ("none", 20), ("none", 40), ("none", 60),
             ("none", 80), ("none", 100)]

@@ -262,6 +262,8 @@ def test_antenna_repair_inserts_diodes_until_clean(counter_run, tmp_path):
     assert m["closer__antenna__worst_margin_before_repair"] > 1.0 >= m["closer__signoff__antenna__worst_margin"]
     assert m["closer__signoff__lvs__clean"] is True and m["closer__route__unrouted_nets"] == 0
     assert m["closer__signoff__official_drc__errors"] == 0 and m["detailedroute__route__drc_errors"] == 0
+    steps = [s["step"] for s in result.steps]  # the official deck once, on the repaired GDS
+    assert steps.count("SignoffDrc") == 1 and steps.index("SignoffDrc") > steps.index("Antenna")
     diodes = result.netlist.read_text().count("sky130_fd_sc_hd__diode_2 ant_diode_")
     assert diodes == m["detailedroute__antenna_diodes_count"]  # the layout's netlist carries them (STA, LVS)
     # incremental: each round reroutes only the diode nets (and nets over a diode's cell); every

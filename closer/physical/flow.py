@@ -5,9 +5,10 @@
 Steps (each a small class with declared inputs/outputs; `Step.start` is the one place that
 times a step and records it): ReadNetlist, Floorplan (die, rows, tap cells), Place (IO pins,
 global placement, legalization), ClockTree, HoldRepair (delay cells), Fill, WriteDef (with the
-power grid), PinAccess, Route (+ finalize), Gds, Drc (Closer's deck), Lvs, Repair, Cleanup,
-SignoffDrc (the official deck: the drc gate), Antenna (LEF ratios; diode repair), Sta, SetupRepair (gate sizing on the
-SPEF, then only what it changed rerouted and signed off again), Metrics.
+power grid), PinAccess, Route (+ finalize), Gds (+ same-net fills), Drc (Closer's deck), Lvs, Repair,
+Cleanup, Antenna (LEF ratios; diode repair), Sta, SetupRepair (gate sizing on the SPEF, then only
+what it changed rerouted and signed off again), SignoffDrc (the official deck, once, on the final
+GDS: the drc gate), Metrics.
 """
 
 from __future__ import annotations
@@ -419,7 +420,13 @@ class Gds(Step):
     def run(self, ctx):
         gds.def_to_gds(ctx.paths.final_def, ctx.pdk.tech_lef, ctx.pdk.cell_lef, ctx.pdk.gds, ctx.paths.gds,
                        port_names(ctx.netlist))
-        return {}
+        if not ctx.config.repair.fill:
+            return {}
+        # the same-net fills every repair candidate gets, applied here so that the Drc and Lvs
+        # steps check the layout the repair starts from (before, they checked the unfilled GDS
+        # and the repair signed off a filled copy again: ~26 s CPU per sign-off on mac16)
+        fills = cleanup.fill_same_net(ctx.paths.gds)
+        return {"closer__gds__same_net_fills": sum(fills.values())}
 
 
 def drc_metrics(d: drc.DrcResult) -> dict[str, Any]:
@@ -490,9 +497,7 @@ class Repair(Step):
             gds_path = gds.def_to_gds(final_def, ctx.pdk.tech_lef, ctx.pdk.cell_lef, ctx.pdk.gds, rdir / f"{ctx.top}.gds",
                                       port_names(ctx.netlist))
             if cfg.repair.fill:
-                cleanup.fill_notches(gds_path)
-                cleanup.fill_min_area(gds_path)
-                cleanup.fill_holes(gds_path)
+                cleanup.fill_same_net(gds_path)
             d = drc.run_drc(gds_path, rdir / "drc")
             v = lvs.run_lvs(gds_path, ctx.layout, ctx.netlist, ctx.macros, rdir / "lvs")
             return repair.Candidate(routed_def, rc, failed, final_def, gds_path, d, v, shorts_located(final_def, v))
@@ -500,9 +505,6 @@ class Repair(Step):
         def find_nets(cand, windows, grow):
             return repair.nets_at(cand.final_def, ctx.pdk.tech_lef, ctx.paths.router_lef, windows, grow)
 
-        if cfg.repair.fill and first.problems:
-            (work / "round0").mkdir(parents=True, exist_ok=True)
-            first = signoff(r.routed_def, r.rc_file, list(r.failed), work / "round0")
         best, log = repair.repair(first, reroute, signoff, find_nets, work, cfg.repair)
         work.mkdir(parents=True, exist_ok=True)
         (work / "repair.json").write_text(json.dumps(log.rounds, indent=1))
@@ -557,8 +559,9 @@ def _key_part(rule: str) -> str:
 
 
 class SignoffDrc(Step):
-    """The official deck (sky130A_mr.drc: FEOL, BEOL, off-grid) on the final GDS; the drc gate
-    reads its total (closer.physical.signoff.signoff_drc)."""
+    """The official deck (sky130A_mr.drc: FEOL, BEOL, off-grid) on the final GDS, once, after every
+    step that may rewrite the layout (the antenna and setup repairs); the drc gate reads its total
+    (closer.physical.signoff.signoff_drc)."""
 
     id = "SignoffDrc"
 
@@ -578,19 +581,17 @@ def antenna_metrics(a: antenna.AntennaResult, n: Netlist) -> dict[str, Any]:
 
 
 # what runs again after a setup repair resized cells: fill to sign-off (the clock tree stays)
-# (the official deck once, on the final GDS: SetupRepair runs it after its last round)
+# (the official deck once, on the final GDS: the SignoffDrc step after SetupRepair)
 REROUTE_STEPS: tuple[str, ...] = ("Fill", "WriteDef", "PinAccess", "Route", "Gds", "Drc", "Lvs", "Repair", "Cleanup")
 # what runs again after an incremental reroute (an antenna round's, a setup repair round's)
 SIGNOFF_STEPS: tuple[str, ...] = ("Gds", "Drc", "Lvs", "Repair", "Cleanup")
-# the steps that write the layout's GDS (the official deck's result is stale after one of them)
-_GDS_WRITERS: tuple[str, ...] = ("Gds", "Repair", "Cleanup")
 
 
 class Antenna(Step):
     """The LEF antenna ratios per net and layer on the final GDS (closer.physical.signoff.antenna); with
     violations, diodes beside the flagged nets' gates (closer.physical.repair.diodes), only the nets the
     diodes touch rerouted against the kept wiring, and the layout signed off again, up to
-    `AntennaConfig.repair_rounds` rounds; then the official deck once more."""
+    `AntennaConfig.repair_rounds` rounds (the official deck runs after, on the final GDS)."""
 
     id = "Antenna"
     inputs = ("netlist", "layout")
@@ -623,8 +624,6 @@ class Antenna(Step):
                 if step_cls.id in SIGNOFF_STEPS:
                     step_cls().start(ctx)
             ctx.antenna_result = self._check(ctx)
-        if rounds:
-            SignoffDrc().start(ctx)
         return {**antenna_metrics(ctx.antenna_result, ctx.netlist), "closer__antenna__repair_rounds": rounds,
                 "closer__antenna__rerouted_nets": rerouted,
                 "closer__antenna__violating_nets_before_repair": len(first.violating_nets),
@@ -735,7 +734,8 @@ class SetupRepair(Step):
     violations (closer.physical.repair.sizing), the resized cells go into the layout, and the
     layout is rerouted (only what the round changed, the full reroute when that leaves problems:
     `_reroute_after_setup_repair`) and signed off again (antenna and STA included), up to
-    `SizingConfig.max_rounds` times while a round resizes something; then the official deck."""
+    `SizingConfig.max_rounds` times while a round resizes something (the official deck runs
+    after, on the final GDS)."""
 
     id = "SetupRepair"
     inputs = ("netlist", "layout")
@@ -778,8 +778,6 @@ class SetupRepair(Step):
             for step_cls in STEPS:
                 if step_cls.id in ("Antenna", "Sta"):
                     step_cls().start(ctx)
-        if _official_deck_stale(ctx):
-            SignoffDrc().start(ctx)
         out["closer__setup_repair__rounds"] = rounds
         for corner, ws in _setup_ws_by_corner(ctx).items():
             out[f"closer__setup_repair__ws_after__{corner}"] = ws
@@ -788,7 +786,7 @@ class SetupRepair(Step):
 
 def _reroute_after_setup_repair(ctx: Context, changed: list[str], k: int) -> dict[str, Any]:
     """Route and sign off (Closer's deck, LVS, rip-up repair, fills; the official deck runs once,
-    after the last round) the layout with the round's `changed` cells: incrementally (only the
+    after SetupRepair) the layout with the round's `changed` cells: incrementally (only the
     changed cells' nets and the nets with wiring near their new footprints rerouted, every other
     wire kept: a vacated site gets fill, which has nothing but the rails every cell has), and by
     the full reroute (REROUTE_STEPS) when that leaves unrouted nets, Closer-deck markers or LVS
@@ -810,13 +808,6 @@ def _reroute_after_setup_repair(ctx: Context, changed: list[str], k: int) -> dic
         if step_cls.id in REROUTE_STEPS:
             step_cls().start(ctx)
     return out
-
-
-def _official_deck_stale(ctx: Context) -> bool:
-    """A step wrote the GDS after the official deck last ran (or it never ran)."""
-    names = [s["step"] for s in ctx.steps]
-    last = max((i for i, n in enumerate(names) if n in _GDS_WRITERS), default=-1)
-    return last > max((i for i, n in enumerate(names) if n == "SignoffDrc"), default=-1)
 
 
 def _apply_setup_repair(ctx: Context, result: sizing.SizingResult) -> list[str]:
@@ -887,8 +878,8 @@ class Metrics(Step):
 
 
 STEPS: tuple[type[Step], ...] = (ReadNetlist, Floorplan, Place, ClockTree, HoldRepair, Fill, WriteDef, PinAccess,
-                                 Route, Replace, Gds, Drc, Lvs, Repair, Cleanup, ReplaceAfterRepair, SignoffDrc, Antenna, Sta,
-                                 SetupRepair, Metrics)
+                                 Route, Replace, Gds, Drc, Lvs, Repair, Cleanup, ReplaceAfterRepair, Antenna, Sta,
+                                 SetupRepair, SignoffDrc, Metrics)
 
 
 @dataclass

@@ -143,3 +143,10 @@ def fill_notches(gds: Path) -> dict[str, int]:
         return fills.merged()
 
     return _fill_layers(gds, spacing_rules(), notches)
+
+
+def fill_same_net(gds: Path) -> dict[str, int]:
+    """Every same-net fill (notches, minimum-area islands, holes) on `gds`, in that order; the
+    number added per kind ("notch", "area", "hole")."""
+    return {"notch": sum(fill_notches(gds).values()), "area": sum(fill_min_area(gds).values()),
+            "hole": sum(fill_holes(gds).values())}

@@ -26,8 +26,11 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import tomli_w
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -104,8 +107,7 @@ DESIGNS: dict[str, Case] = {
     "gcd": Case("folder", "REPO:designs/gcd", "gcd", 10.0, "16-bit GCD, golden RTL"),
     "gcd_5ns": Case("folder", "REPO:designs/gcd", "gcd", 5.0, "gcd at twice its clock"),
     "gcd_weak": Case("folder", "REPO:designs/gcd", "gcd", 10.0, "task B's start (weak RTL)", weak=True),
-    "mac16": Case("folder", "REPO:bench/designs/mac16", "mac16", 20.0, "16x16 MAC, 40-bit accumulator",
-                  physical="\n[physical]\ncore_utilization = 0.2\n"),  # as its design.toml sets it
+    "mac16": Case("folder", "REPO:bench/designs/mac16", "mac16", 20.0, "16x16 MAC, 40-bit accumulator"),
     "crc_lfsr": Case("folder", "REPO:designs/crc_lfsr", "crc_lfsr", 5.0, "unseen: CRC-32 + LFSR, async reset"),
     "alu_rf": Case("folder", "REPO:bench/designs/alu_rf", "alu_rf", 10.0, "unseen: ALU + 8x16 register file"),
     "pwm_bank": Case("folder", "REPO:bench/designs/pwm_bank", "pwm_bank", 5.0, "unseen: 8 PWM channels, wide enables"),
@@ -162,6 +164,13 @@ def _commit() -> str:
     return done.stdout.strip() + (" + uncommitted flow changes" if dirty else "")
 
 
+def _physical_table(folder: Path) -> str:
+    """The `[physical]` table of the row's design.toml as TOML text ('' when it sets none): a folder
+    row's settings are its own file's, an inline row's are what make_folder wrote."""
+    table = tomllib.loads((folder / "design.toml").read_text()).get("physical")
+    return tomli_w.dumps({"physical": table}).strip() if table else ""
+
+
 def run_one(name: str, work: Path, timeout_s: float = 4 * 3600) -> dict:
     """One `closer flow run` of the row's folder from an empty run directory; the row's numbers."""
     work.mkdir(parents=True, exist_ok=True)
@@ -176,7 +185,7 @@ def run_one(name: str, work: Path, timeout_s: float = 4 * 3600) -> dict:
                           capture_output=True, text=True, timeout=timeout_s, cwd=ROOT)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     row: dict = {"design": name, "shape": DESIGNS[name].shape, "clock_ns": DESIGNS[name].period_ns,
-                 "physical": DESIGNS[name].physical.strip(), "run_dir": str(out),
+                 "physical": _physical_table(folder), "run_dir": str(out),
                  "wall_s": round(time.monotonic() - t0, 1),
                  "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1),
                  "exit": done.returncode, "last_line": (done.stdout.strip().splitlines() or [""])[-1],

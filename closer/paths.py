@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,8 +70,6 @@ def repo_paths() -> RepoPaths:
 def default_pdk_root() -> Path:
     """`$PDK_ROOT`, else `../shared/pdk` beside the checkout (here, not in closer.pdk, so that a
     metered call finds the PDK without importing the PDK checks)."""
-    import os
-
     env = os.environ.get("PDK_ROOT")
     if env:
         return Path(env)

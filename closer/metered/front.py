@@ -73,7 +73,7 @@ def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = N
                  deliver: Deliver | None = None, isolate: Isolate | None = None,
                  shared_flow_cache: bool = True) -> CallResult:
     """One metered call. `shared_flow_cache=False`: the call's flows reuse only the run's own
-    earlier flows, never a shared $CLOSER_FLOW_CACHE (closer.flow.reuse.cache_dir)."""
+    earlier flows, never a shared $CLOSER_FLOW_CACHE (closer.flow.cachedir.cache_dir)."""
     args = list(args or [])
     ws.check_layout()
     config = load_tool_config(ws.tools_config)

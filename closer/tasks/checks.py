@@ -19,8 +19,8 @@ from closer import metrics as mk
 from closer.errors import CloserError, InputError, ToolError, ToolTimeout
 from closer.flow.paths import FlowPaths
 from closer.pdk import pdk
-from closer.sim import CocotbJob, run_cocotb
-from closer.tasks import oracle_reports, rtl_policy
+from closer.sim import CocotbJob
+from closer.tasks import oracle_reports, rtl_policy, sim_reuse
 from closer.tasks.models import Conditions, TaskConfig, template_fields
 
 SIM_TIMEOUT_S = 900.0  # the cap; an evaluation's own limit scales with the golden run time
@@ -84,9 +84,10 @@ def oracle_env(conditions: Conditions, parameters: dict, report_dir: Path, gls: 
     return env
 
 
-def _collect(result: FuncResult, sim, report_dir: Path, label: str, count_cycles: bool) -> None:
+def _collect(result: FuncResult, sim, report_dir: Path, label: str, count_cycles: bool, reused: bool) -> None:
     result.runs.append({"run": label, "tests": sim.tests, "failed": sim.failed, "build_ok": sim.build_ok,
-                        "completed": sim.completed, "results_xml": str(sim.results_xml), "log": str(sim.log)})
+                        "completed": sim.completed, "results_xml": str(sim.results_xml), "log": str(sim.log),
+                        "reused": reused})
     if not sim.build_ok:
         result.errors.append(f"{label}: the design does not build (log {sim.log})")
         result.tests += 1
@@ -111,8 +112,9 @@ def _collect(result: FuncResult, sim, report_dir: Path, label: str, count_cycles
 
 def run_functional(sources: list[Path], top: str, oracle_dir: Path, test_module: str,
                    conditions: Conditions, parameters_by_config: dict[str, dict], scoring_config: str,
-                   build_root: Path, timeout_s: float = SIM_TIMEOUT_S) -> FuncResult:
-    """One cocotb run per config of `conditions`; cycles come from the scoring config's run."""
+                   build_root: Path, timeout_s: float = SIM_TIMEOUT_S, reuse: Path | None = None) -> FuncResult:
+    """One cocotb run per config of `conditions`; cycles come from the scoring config's run.
+    `reuse`: a simulation cache (closer.tasks.sim_reuse) that serves unchanged runs."""
     result = FuncResult()
     for config in conditions.configs:
         params = parameters_by_config[config]
@@ -124,7 +126,7 @@ def run_functional(sources: list[Path], top: str, oracle_dir: Path, test_module:
                         defines=dict(rtl_policy.RTL_DEFINES), includes=rtl_policy.include_dirs(sources),
                         timeout_s=timeout_s)
         try:
-            sim = run_cocotb(job, check_build=False)
+            sim, reused = sim_reuse.run(job, reuse)
         except ToolTimeout:  # the submission hangs: its tests fail (not a verifier failure)
             result.tests += 1
             result.failed += 1
@@ -132,13 +134,13 @@ def run_functional(sources: list[Path], top: str, oracle_dir: Path, test_module:
                                  f"({SIM_TIMEOUT_MULTIPLE:g}x the golden RTL's run; log {build / 'sim.log'})")
             result.cycles = None if config == scoring_config else result.cycles
             continue
-        _collect(result, sim, report, config, count_cycles=config == scoring_config)
+        _collect(result, sim, report, config, count_cycles=config == scoring_config, reused=reused)
     return result
 
 
 def run_gate_level(netlist: Path, top: str, oracle_dir: Path, test_module: str, conditions: Conditions,
-                   parameters: dict, build_dir: Path) -> FuncResult:
-    """The synthesized netlist with the PDK's functional cell models."""
+                   parameters: dict, build_dir: Path, reuse: Path | None = None) -> FuncResult:
+    """The synthesized netlist with the PDK's functional cell models (`reuse`: as for run_functional)."""
     result = FuncResult()
     shutil.rmtree(build_dir, ignore_errors=True)
     report = oracle_reports.report_dir(build_dir)
@@ -149,8 +151,8 @@ def run_gate_level(netlist: Path, top: str, oracle_dir: Path, test_module: str, 
                     test_dir=oracle_dir, build_dir=build_dir,
                     defines={"FUNCTIONAL": 1, "UNIT_DELAY": "#0"},
                     env=oracle_env(conditions, parameters, report, gls=True), timeout_s=SIM_TIMEOUT_S)
-    sim = run_cocotb(job, check_build=False)
-    _collect(result, sim, report, "gls", count_cycles=False)
+    sim, reused = sim_reuse.run(job, reuse)
+    _collect(result, sim, report, "gls", count_cycles=False, reused=reused)
     return result
 
 

@@ -32,7 +32,7 @@ from closer.errors import InputError
 from closer.pdk import pdk
 from closer.reward import GateUnmeasured, MetricNotFound, compute_reward, load_targets, metrics_from_mapping
 from closer.reward.errors import MetricsFileError
-from closer.tasks import checks, lec
+from closer.tasks import checks, lec, sim_reuse
 from closer.tasks.models import Conditions, TaskConfig
 
 # the last `closer flow` step per kind: the physical flow's signoff ("finish") is its pnr step
@@ -109,7 +109,8 @@ def score_tree(tree: Path, task: TaskConfig, sc: ScoringConditions, out: Path,
     say(f"[{sc.label}] functional tests ({', '.join(sc.conditions.configs)})")
     t0 = time.monotonic()
     func = checks.run_functional(sources, task.top, sc.oracle, task.test_module, sc.conditions, sc.parameters,
-                                 task.config, out / "sim" / "func", timeout_s=sc.sim_timeout_s)
+                                 task.config, out / "sim" / "func", timeout_s=sc.sim_timeout_s,
+                                 reuse=sim_reuse.active())
     timings["func"] = round(time.monotonic() - t0, 1)
     metrics: dict = checks.func_metrics(func)
     if func.failed:
@@ -135,7 +136,7 @@ def score_tree(tree: Path, task: TaskConfig, sc: ScoringConditions, out: Path,
         say(f"[{sc.label}] gate-level simulation")
         t0 = time.monotonic()
         gls = checks.run_gate_level(flow.netlist, task.top, sc.oracle, task.test_module, gls_conditions(sc.conditions),
-                                    sc.parameters[task.config], out / "sim" / "gls")
+                                    sc.parameters[task.config], out / "sim" / "gls", reuse=sim_reuse.active())
         timings["gls"] = round(time.monotonic() - t0, 1)
     else:
         gls = checks.FuncResult(tests=1, failed=1, errors=[flow.error or "no synthesized netlist"])

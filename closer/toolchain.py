@@ -14,11 +14,13 @@ import re
 import shutil
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 from closer.paths import repo_paths
 
 # another qrouter build than the one on PATH (closer.physical.route; part of closer.flow.reuse's key)
 QROUTER_PREFIX_ENV = "CLOSER_QROUTER_PREFIX"
+DPKG_STATUS = "/var/lib/dpkg/status"  # the Debian-packaged tools' versions (no flag) come from it
 
 
 @dataclass(frozen=True)
@@ -115,8 +117,26 @@ def _version_tuple(version: str) -> tuple[int, ...]:
 
 @functools.cache
 def tool_versions() -> dict[str, str]:
-    """name -> version of every tool found, for provenance labels on results."""
-    return {s.tool.name: s.version for s in map(probe, TOOLS) if s.version}
+    """name -> version of every tool found, for provenance labels on results. Kept in closer's
+    flow cache (closer.flow.cache) under every tool's resolved path, size and mtime, the dpkg
+    database's and the Python environment's fingerprint (the venv's launchers report their
+    package's version): probing runs a dozen programs (a second per metered run's version check),
+    and a replaced program or package is a new key."""
+    from closer.flow.cache import cache_root, environment_fingerprint, key_digest, read_json, stat_key, write_json
+
+    found = [(tool.name, shutil.which(tool.exe, path=search_path())) for tool in TOOLS]
+    stats = [f"{name}={stat_key(Path(path)) if path else 'absent'}" for name, path in found]
+    dpkg = Path(DPKG_STATUS)
+    root = cache_root()
+    memo = None if root is None else root / "toolchain-versions" / (
+        key_digest(*stats, stat_key(dpkg) if dpkg.is_file() else "no dpkg", environment_fingerprint()) + ".json")
+    if memo is not None and isinstance(stored := read_json(memo), dict) and all(
+            isinstance(v, str) for v in stored.values()):
+        return stored
+    versions = {s.tool.name: s.version for s in map(probe, TOOLS) if s.version}
+    if memo is not None:
+        write_json(memo, versions)
+    return versions
 
 
 def openroad_available() -> bool:

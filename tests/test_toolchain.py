@@ -80,3 +80,39 @@ def test_pdk_check_rejects_a_truncated_liberty(pdk_paths, tmp_path):
     target.write_text(text[: len(text) // 2])
     bad = [r.item for r in check_pdk(fake) if not r.ok]
     assert bad == [f"liberty {CORNERS[0]}"]
+
+
+def test_tool_versions_are_probed_once_per_set_of_binaries(monkeypatch, tmp_path):
+    """The versions are kept under the tools' stat keys: a second process reads them back without
+    probing; a replaced program (another size or mtime) is probed again."""
+    import closer.toolchain as toolchain
+
+    monkeypatch.setenv("CLOSER_CACHE_DIR", str(tmp_path / "cache"))
+    probed = []
+    real_probe = toolchain.probe
+    monkeypatch.setattr(toolchain, "probe", lambda tool: probed.append(tool.name) or real_probe(tool))
+    toolchain.tool_versions.cache_clear()
+    first = toolchain.tool_versions()
+    assert first["iverilog"].startswith("11.") and "yosys" in probed
+    probed.clear()
+    toolchain.tool_versions.cache_clear()
+    assert toolchain.tool_versions() == first and probed == []
+
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    fake = fake_bin / "iverilog"
+    fake.write_text("#!/bin/sh\necho 'Icarus Verilog version 12.0 (fake)'\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(toolchain, "search_path", lambda: f"{fake_bin}:{os.environ['PATH']}")
+    toolchain.tool_versions.cache_clear()
+    assert toolchain.tool_versions()["iverilog"] == "12.0" and "iverilog" in probed
+    toolchain.tool_versions.cache_clear()
+
+
+def test_public_versions_names_the_tools_and_rejects_a_bad_argument():
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "closer.tasks.public_versions", "verify"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("closer public checks ") and "qrouter" in done.stdout
+    bad = subprocess.run([sys.executable, "-m", "closer.tasks.public_versions", "nope"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "usage:" in bad.stderr and "Traceback" not in bad.stderr

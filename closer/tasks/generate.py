@@ -335,7 +335,7 @@ def _tools_toml(config: TaskConfig) -> dict:
         return {"commands": [["{python}", "-m", "closer.tasks.public_check", tool, "--workspace", "{workspace}",
                               "--results", "{results}", "--metrics", "{metrics}"]],
                 "timeout_s": timeout_s,
-                "version": ["{python}", "-m", "closer.tasks.public_check", tool, "--version"]}
+                "version": ["{python}", "-m", "closer.tasks.public_versions", tool]}
 
     tools = {ToolClass.SIM.value: cmd("sim"), ToolClass.SYNTH.value: cmd("synth")}
     if config.flow_to == "finish":  # verify and pnr run the physical flow: the evaluator's limit

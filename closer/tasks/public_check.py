@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from closer import __version__
 from closer import metrics as mk
 from closer.errors import CloserError
 from closer.tasks import checks, rtl_policy
@@ -206,18 +205,9 @@ def pnr_outputs(score: TreeScore, task: TaskConfig, results: Path) -> dict[str, 
 
 
 def tool_versions(tool: str) -> str:
-    from importlib.metadata import version
+    from closer.tasks.public_versions import line
 
-    from closer.toolchain import tool_versions as found
-
-    uses = {"sim": ("iverilog",), "synth": ("yosys", "sta"),
-            "pnr": ("yosys", "iverilog", "sta", "qrouter"), "verify": ("yosys", "iverilog", "sta", "qrouter")}
-    tools = found()
-    parts = [f"{name} {tools.get(name, 'not found')}" for name in uses.get(tool, ())]
-    parts.append(f"cocotb {version('cocotb')}")
-    if tool in ("pnr", "verify"):
-        parts.append(f"klayout {version('klayout')} (PyPI)")
-    return f"closer public checks {__version__}: " + ", ".join(parts)
+    return line(tool)
 
 
 @click.command()

@@ -19,13 +19,18 @@ T0 = datetime(2026, 12, 1, tzinfo=timezone.utc)
 
 def row(kind: str, trial: int, reward: float | None, agent: str = "sweep", invalid: bool = False,
         pnr: int = 1, auc: float = 0.5, cost: float | None = None, checkpoint: float | None = None,
-        checkpoint_cost: float | None = None) -> dict:
+        checkpoint_cost: float | None = None, start: float | None = None, first_feasible: float | None = None,
+        cost_after: float | None = None) -> dict:
     return {"key": f"{kind}/{agent}/{trial}", "design": "gcd", "kind": kind, "budget": "low", "agent": agent,
             "machinery": True, "trial": trial, "run_state": "infrastructure_failure" if invalid else "success",
             "invalid": invalid, "reward": reward, "feasible": bool(reward), "auc_cost_public": auc,
             "auc_wall_public": auc, "pnr_calls": pnr, "suite_version": "v", "note": "", "trajectory": None,
             "cost_to_first_feasible": cost, "checkpoint_a_reward": checkpoint,
-            "checkpoint_cost": checkpoint_cost}
+            "checkpoint_cost": checkpoint_cost, "start_reward": start,
+            "gain_after_start": None if start is None or reward is None else reward - start,
+            "first_feasible_reward": first_feasible,
+            "gain_after_first_feasible": None if first_feasible is None or reward is None else reward - first_feasible,
+            "cost_after_first_feasible": cost_after}
 
 
 def test_rq1_compares_the_composition_with_c_and_skips_invalid_runs():
@@ -40,13 +45,35 @@ def test_rq1_compares_the_composition_with_c_and_skips_invalid_runs():
 
 def test_rq1_has_a_versus_c_at_the_checkpoint_and_b_versus_c_from_the_first_feasible_layout():
     df = pd.DataFrame([row("AB", 1, 1.0), row("A", 1, 1.0, cost=10.0), row("A", 2, 0.8, cost=20.0),
-                       row("B", 1, 0.6, cost=50.0), row("C", 1, 0.9, cost=80.0, checkpoint=1.0, checkpoint_cost=30.0),
-                       row("C", 2, 0.0, checkpoint=0.0)])  # C trial 2 never had RTL that passes A's oracle
+                       row("B", 1, 0.6, cost=50.0, start=0.5),
+                       row("C", 1, 0.9, cost=80.0, checkpoint=1.0, checkpoint_cost=30.0, first_feasible=0.7, cost_after=20.0),
+                       row("C", 2, 0.0, checkpoint=0.0, first_feasible=0.0)])  # C trial 2: never passed A's oracle
     [r] = rq1_table(df).to_dict("records")
     assert np.isclose(r["A_reward"], 0.9) and np.isclose(r["C_checkpoint_A_reward"], 0.5)
     assert np.isclose(r["A_cost_to_first_feasible"], 15.0) and np.isclose(r["C_checkpoint_cost"], 30.0)
     assert np.isclose(r["B_cost_to_first_feasible"], 50.0) and np.isclose(r["C_cost_to_first_feasible"], 80.0)
     assert np.isclose(r["B_reward"], 0.6)
+    # after the first feasible layout: B gained 0.1 over its weak start; C 0.2 over its first feasible layout
+    assert np.isclose(r["B_start_reward"], 0.5) and np.isclose(r["B_gain_after_start"], 0.1)
+    assert np.isclose(r["C_first_feasible_reward"], 0.35) and np.isclose(r["C_gain_after_first_feasible"], 0.1)
+    assert np.isclose(r["C_cost_after_first_feasible"], 20.0)
+
+
+def test_layout_columns_come_from_the_store_entry():
+    from closer.matrix.report import _layout_columns
+    from closer.matrix.store import LayoutPoint, StoreEntry
+
+    def entry(**kw) -> StoreEntry:
+        return StoreEntry(key="k", role="trial", design="gcd", kind="C", budget_tier="low", agent="a",
+                          machinery_baseline=False, trial=1, suite_version="v", run_state="success", reward=0.9,
+                          feasible=True, record=None, finished_at="2026-12-01T00:00:00+00:00", **kw)
+
+    point = LayoutPoint(seq=3, elapsed_s=10.0, cost_units=30.0, cost_after_units=12.0, reward=0.6, evaluations=1)
+    searched = _layout_columns(entry(layout_searched=True, first_feasible=point))
+    assert np.isclose(searched["gain_after_first_feasible"], 0.3) and searched["cost_after_first_feasible"] == 12.0
+    never = _layout_columns(entry(layout_searched=True))  # no call was feasible: no gain claimed
+    assert never["first_feasible_reward"] == 0.0 and never["gain_after_first_feasible"] == 0.0
+    assert all(v is None for v in _layout_columns(entry()).values())  # not searched (no composition)
 
 
 def test_rq1_needs_both_arms():

@@ -36,6 +36,12 @@ def run_job(job: TrialJob, out: Path) -> dict:
 
         entry.a_checkpoint = find_checkpoint(record, job.a_task, paths.checkpoint_cache)
         entry.checkpoint_searched = True
+    if job.layout_points and record.run_state == "success":
+        from closer.matrix.checkpoint import layout_points
+
+        entry.start, entry.first_feasible = layout_points(record, job.task_dir, paths.checkpoint_cache,
+                                                          with_start=job.kind == "B")
+        entry.layout_searched = True
     return entry.model_dump(mode="json")
 
 

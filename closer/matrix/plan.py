@@ -38,6 +38,7 @@ class TrialJob(BaseModel):
     budget_file: Path | None = None
     composed_from: str | None = None
     a_task: Path | None = None  # C trials of a composing matrix: the A task their checkpoint is found on
+    layout_points: bool = False  # B, C and A+B trials of a composing matrix: score start and first feasible
 
     @property
     def trial_dir(self) -> Path:
@@ -94,7 +95,8 @@ def plain_jobs(spec: MatrixSpec, tasks: dict[tuple[str, str, str], Path], suite_
             key=trial_key(task_dir.name, label, trial), role="trial", design=design, kind=kind.value,
             budget_tier=tier, agent=entry, agent_label=label, trial=trial, task_dir=task_dir, runs=paths.runs,
             suite_version=suite_versions[design],
-            a_task=tasks[(design, TaskKind.A.value, tier)] if spec.compose and kind is TaskKind.C else None))
+            a_task=tasks[(design, TaskKind.A.value, tier)] if spec.compose and kind is TaskKind.C else None,
+            layout_points=spec.compose and kind in (TaskKind.B, TaskKind.C)))
     return jobs
 
 
@@ -128,4 +130,4 @@ def composed_job(a_job: TrialJob, a_record: RunRecord, b_task: Path, c_task: Pat
     return a_job.model_copy(update={
         "key": key, "role": "ab", "kind": TaskKind.B.value, "task_dir": b_task, "runs": paths.runs_ab,
         "start_rtl": Path(a_record.paths["workspace"]) / "rtl", "budget_file": budget_file,
-        "composed_from": a_job.key, "a_task": None})
+        "composed_from": a_job.key, "a_task": None, "layout_points": True})

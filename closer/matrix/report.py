@@ -53,12 +53,35 @@ def entry_rows(entries: list[StoreEntry]) -> pd.DataFrame:
             "cost_to_first_feasible": record.cost_to_first_feasible if record else None,
             "checkpoint_a_reward": _checkpoint_reward(e), "checkpoint_cost": e.a_checkpoint.cost_units
             if e.a_checkpoint else None,
+            **_layout_columns(e),
             "trajectory": record.paths.get("trajectory") if record else None,
         })
     return pd.DataFrame(rows, columns=["key", "design", "kind", "budget", "agent", "machinery", "trial", "run_state",
                                        "invalid", "reward", "feasible", "auc_cost_public", "auc_wall_public",
                                        "pnr_calls", "suite_version", "note", "cost_to_first_feasible",
-                                       "checkpoint_a_reward", "checkpoint_cost", "trajectory"])
+                                       "checkpoint_a_reward", "checkpoint_cost", *LAYOUT_COLUMNS, "trajectory"])
+
+
+LAYOUT_COLUMNS = ("start_reward", "gain_after_start", "first_feasible_reward", "gain_after_first_feasible",
+                  "cost_after_first_feasible")
+
+
+def _layout_columns(entry: StoreEntry) -> dict:
+    """What a trial made of its budget from its starting RTL (B, A+B) and from its first feasible
+    layout (B, C, A+B): the hidden reward there and the final reward's gain over it (0 when none
+    of its calls was feasible: no gain is claimed for a layout never reached)."""
+    row = dict.fromkeys(LAYOUT_COLUMNS)
+    if not entry.layout_searched or entry.reward is None:
+        return row
+    if entry.start is not None and entry.start.reward is not None:
+        row |= {"start_reward": entry.start.reward, "gain_after_start": entry.reward - entry.start.reward}
+    point = entry.first_feasible
+    if point is None:
+        return row | {"first_feasible_reward": 0.0, "gain_after_first_feasible": 0.0}
+    if point.reward is not None:
+        row |= {"first_feasible_reward": point.reward, "gain_after_first_feasible": entry.reward - point.reward,
+                "cost_after_first_feasible": point.cost_after_units}
+    return row
 
 
 def _checkpoint_reward(entry: StoreEntry) -> float | None:
@@ -121,16 +144,59 @@ def rq1_table(df: pd.DataFrame) -> pd.DataFrame:
 
 def _checkpoints(a: pd.DataFrame, b: pd.DataFrame, c: pd.DataFrame) -> dict:
     """A versus C at C's verified-RTL checkpoint (reward of A's oracle; cost to get there), and B
-    versus C from C's first feasible layout (cost to the first feasible full-gate call)."""
+    versus C from C's first feasible layout: the cost to the first feasible full-gate call, C's
+    hidden reward there and its gain over it by the end (with the cost it had left), against B's
+    gain over its starting RTL (weak but correct: already a feasible layout)."""
     row = {}
     for name, values in (("A_reward", a["reward"]), ("C_checkpoint_A_reward", c["checkpoint_a_reward"]),
                          ("A_cost_to_first_feasible", a["cost_to_first_feasible"]),
                          ("C_checkpoint_cost", c["checkpoint_cost"]), ("B_reward", b["reward"]),
                          ("B_cost_to_first_feasible", b["cost_to_first_feasible"]),
-                         ("C_cost_to_first_feasible", c["cost_to_first_feasible"])):
+                         ("C_cost_to_first_feasible", c["cost_to_first_feasible"]),
+                         ("B_start_reward", b["start_reward"]), ("B_gain_after_start", b["gain_after_start"]),
+                         ("C_first_feasible_reward", c["first_feasible_reward"]),
+                         ("C_gain_after_first_feasible", c["gain_after_first_feasible"]),
+                         ("C_cost_after_first_feasible", c["cost_after_first_feasible"])):
         mean, low, high = _mean_ci(_valid(values))
         row |= {name: mean, f"{name}_ci_low": low, f"{name}_ci_high": high}
     return row
+
+
+RQ1_SECTIONS = (
+    ("A+B composed versus C", ("AB_reward", "C_reward", "reward_diff", "AB_auc_cost_public", "C_auc_cost_public",
+                               "AB_pnr_calls", "C_pnr_calls")),
+    ("A versus C at C's verified-RTL checkpoint (A's hidden reward of C's first snapshot that passes A's oracle, "
+     "and the cost to reach it)", ("A_reward", "C_checkpoint_A_reward", "A_cost_to_first_feasible",
+                                   "C_checkpoint_cost")),
+    ("B versus C after C's first feasible layout (C's own hidden reward at its first publicly feasible full-gate "
+     "call, its gain over it by the end and the cost it spent after it; B starts from weak but correct RTL, a "
+     "feasible layout: its gain over that start)", ("B_start_reward", "B_reward", "B_gain_after_start",
+                                                   "C_first_feasible_reward", "C_reward",
+                                                   "C_gain_after_first_feasible", "C_cost_after_first_feasible",
+                                                   "B_cost_to_first_feasible", "C_cost_to_first_feasible")),
+)
+
+
+def _rq1_sections(rq1: pd.DataFrame) -> list[str]:
+    """RQ1's three comparisons as Markdown tables: each measure's mean with its 95% CI."""
+    if rq1.empty:
+        return ["(needs A, B and C trials)", ""]
+    lines = []
+    for title, measures in RQ1_SECTIONS:
+        table = rq1[["design", "budget", "agent"]].copy()
+        for name in measures:
+            table[name] = [_with_ci(row, name) for _, row in rq1.iterrows()]
+        lines += [f"**{title}**", "", markdown_table(table), ""]
+    return lines
+
+
+def _with_ci(row: pd.Series, name: str) -> str:
+    mean, low, high = row.get(name), row.get(f"{name}_ci_low"), row.get(f"{name}_ci_high")
+    if mean is None or pd.isna(mean):
+        return "-"
+    if low is None or pd.isna(low) or (low == high == mean):
+        return f"{mean:.4g}"
+    return f"{mean:.4g} [{low:.4g}, {high:.4g}]"
 
 
 def edits_after_failures(calls: list[TrajectoryRecord]) -> list[tuple[str, str]]:
@@ -228,7 +294,7 @@ def build_matrix_report(out: Path) -> Path:
           "AB: the A trial's final RTL, when it passes A's gates, starts a B trial with what is left of C's budget "
           "(calls per class, wall clock, cost units); an A that fails its gates makes the composition's reward 0. "
           "AUC: the composed B trial's public AUC over cost; PnR calls: A's plus B's.", "",
-          markdown_table(rq1) if not rq1.empty else "(needs A, B and C trials)", "",
+          *_rq1_sections(rq1),
           "## RQ2: after a failed expensive call, the layer edited first and whether reward then improves", "",
           markdown_table(rq2) if not rq2.empty else "(no failed pnr call in any trajectory)", "",
           "## RQ3: final reward and AUC per budget (run-to-run std over trials)", "",

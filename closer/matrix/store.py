@@ -29,6 +29,19 @@ class Checkpoint(BaseModel):
     evaluations: int = Field(description="A evaluations the search ran (the others were cached)")
 
 
+class LayoutPoint(BaseModel):
+    """A B, C or A+B trial's hidden reward at one snapshot (closer.matrix.checkpoint): its starting
+    RTL, or its first call whose public result was feasible on the full gates."""
+
+    model_config = ConfigDict(extra="forbid")
+    seq: int | None = Field(description="the call whose snapshot was scored (None: the starting surface)")
+    elapsed_s: float = Field(description="the trial's wall clock at that call's end (0 at the start)")
+    cost_units: float = Field(description="the trial's cumulative weighted cost at that call (0 at the start)")
+    cost_after_units: float = Field(description="the weighted cost the trial spent after that point")
+    reward: float | None = Field(description="the trial's own task's hidden reward of that snapshot")
+    evaluations: int = Field(description="evaluations run for it (0: cached)")
+
+
 class StoreEntry(BaseModel):
     """One finished trial: a plain trial of one task, or one A+B composition."""
 
@@ -56,6 +69,12 @@ class StoreEntry(BaseModel):
     a_checkpoint: Checkpoint | None = Field(None, description=(
         "C trials of a composing matrix: the first call whose snapshot passes A's oracle (None: none did)"))
     checkpoint_searched: bool = Field(False, description="a_checkpoint was searched for (C trials of a composing matrix)")
+    start: LayoutPoint | None = Field(None, description=(
+        "B and A+B trials of a composing matrix: the hidden reward of the RTL the trial started from"))
+    first_feasible: LayoutPoint | None = Field(None, description=(
+        "B, C and A+B trials of a composing matrix: the hidden reward at the first call whose public result "
+        "was feasible on the full gates (None: no call was, or not searched)"))
+    layout_searched: bool = Field(False, description="start and first_feasible were searched for")
     note: str = ""
     finished_at: str
 

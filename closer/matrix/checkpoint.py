@@ -26,8 +26,8 @@ from closer.metered.snapshot import load_snapshot
 from closer.tasks.estimator import full_gate_tools
 from closer.tasks.evaluate import load_task
 from closer.tasks.paths import TaskPaths
-from closer.tasks.rescore import (SnapshotJob, cached_evaluation, eligible_calls, evaluate_snapshot, Selection,
-                                  snapshot_store, task_key)
+from closer.tasks.rescore import (SnapshotJob, Trial, cached_evaluation, eligible_calls, evaluate_snapshot,
+                                  reuse_trial_evaluation, Selection, snapshot_store, task_key)
 from closer.tasks.runner import RunRecord
 from closer.trajectory.measures import summarize_records
 from closer.trajectory.reader import read_trajectory
@@ -77,9 +77,9 @@ def layout_points(record: RunRecord, task: Path, cache: Path, with_start: bool) 
     records = read_trajectory(trajectory).records if trajectory.is_file() else []
     total = sum(call.cost.units for call in records)
     cache_root = cache.resolve() / task_key(TaskPaths(task))
-    start = None
+    trial, start = Trial(Path(record.paths["trial"]), record), None
     if with_start:
-        reward, ran = _score(store, load_run_info(store).baseline_snapshot, task, cache_root)
+        reward, ran = _score(trial, store, load_run_info(store).baseline_snapshot, task, cache_root)
         start = LayoutPoint(seq=None, elapsed_s=0.0, cost_units=0.0, cost_after_units=round(total, 6),
                             reward=reward, evaluations=ran)
     params = resolve_params(store.run_info, full_gate_tools=full_gate_tools(record.kind))
@@ -87,13 +87,15 @@ def layout_points(record: RunRecord, task: Path, cache: Path, with_start: bool) 
     call = next((c for c in records if first is not None and c.seq == first.seq), None)
     if call is None or call.surface_digest is None:
         return start, None
-    reward, ran = _score(store, call.surface_digest, task, cache_root)
+    reward, ran = _score(trial, store, call.surface_digest, task, cache_root)
     return start, LayoutPoint(seq=call.seq, elapsed_s=first.elapsed_s, cost_units=round(first.cost_units, 6),
                               cost_after_units=round(total - first.cost_units, 6), reward=reward, evaluations=ran)
 
 
-def _score(store, digest: str, task: Path, cache_root: Path) -> tuple[float | None, int]:
-    """The hidden reward of snapshot `digest` on `task` (cached by digest), and evaluations run."""
+def _score(trial: Trial, store, digest: str, task: Path, cache_root: Path) -> tuple[float | None, int]:
+    """The hidden reward of snapshot `digest` on `task` (cached by digest; the trial's own
+    evaluation when the snapshot is what it scored), and the evaluations run for it."""
+    reuse_trial_evaluation(trial, store, [digest], cache_root)
     evaluation = cached_evaluation(cache_root / digest)
     if evaluation is not None:
         return evaluation.reward, 0

@@ -180,7 +180,7 @@ def rescore_trial(trial: Trial, selection: Selection, jobs: int, suite: Path | N
     cache_root = (cache or trial.dir / CACHE_DIR).resolve() / task_key(paths)
     digests = list(dict.fromkeys(r.surface_digest for r in eligible_calls(records, selection)))
     cached = {d for d in digests if cached_evaluation(cache_root / d) is not None}
-    reused = _reuse_trial_evaluation(trial, store, [d for d in digests if d not in cached], cache_root)
+    reused = reuse_trial_evaluation(trial, store, [d for d in digests if d not in cached], cache_root)
     todo = [d for d in digests if d not in cached and d not in reused]
     progress(f"rescore {record.task_id} {record.agent} trial {record.trial}: {len(records)} calls, "
              f"{len(digests)} snapshots selected: {len(cached)} cached, {len(reused)} from the trial's evaluation, "
@@ -216,7 +216,7 @@ def cached_evaluation(entry: Path) -> EvaluationRecord | None:
         return None  # a half-written, damaged or older entry: evaluate again
 
 
-def _reuse_trial_evaluation(trial: Trial, store: WorkspacePaths, digests: list[str], cache_root: Path) -> set[str]:
+def reuse_trial_evaluation(trial: Trial, store: WorkspacePaths, digests: list[str], cache_root: Path) -> set[str]:
     """A snapshot whose files are exactly the surface the trial's evaluation took needs no new
     evaluation: copy that evaluation into the cache."""
     path = Path(trial.record.paths.get("evaluation", trial.dir / "evaluation" / "evaluation.json"))

@@ -85,8 +85,9 @@ def gcd_a_low_task(tmp_path_factory) -> Path:
 
 
 # the longest files as measured in CI (2026-12-01 durations: the weak gcd's physical flows, B/C evaluations), longest first;
-# test_flow_mac16_signoff.py (one test, one ~360 s CPU flow: 2026-12-02 on this machine) first, so it is not the tail
-LONGEST_FIRST = ("test_flow_mac16_signoff.py",
+# test_flow_mac16_signoff.py (one test, one ~360 s CPU flow: 2026-12-02 on this machine) first, so it is not the tail;
+# the matrix smoke (a 2-worker matrix: both cores while it runs) next
+LONGEST_FIRST = ("test_flow_mac16_signoff.py", "test_matrix_smoke.py",
                  "test_flow_settings.py", "test_tasks_projection_b.py", "test_tasks_evaluate.py",
                  "test_flow_corpus.py", "test_tasks_firdma_eval.py", "test_tasks_projection_c.py",
                  "test_tasks_harbor_b.py", "test_tasks_projection_b_sweep.py", "test_tasks_firdma.py",

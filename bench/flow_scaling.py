@@ -197,7 +197,30 @@ def run_one(name: str, work: Path, timeout_s: float = 4 * 3600) -> dict:
     row["metrics"] = json.loads(paths.metadata.read_text())
     row["steps"] = json.loads((paths.node_dir("pnr") / "phys" / "steps.json").read_text())
     row["nodes"] = json.loads(paths.record.read_text()).get("steps", [])
+    estimate = paths.node_dir("pnr") / "phys" / "congestion.json"
+    if estimate.is_file():  # the placement's RUDY map (closer.physical.place.congestion), drawn for the page
+        from closer.physical.place import congestion
+
+        picture = ROOT / "docs" / "img" / f"congestion-{name}.png"
+        congestion.write_png(congestion.read_json(estimate), picture, f"{name} after placement")
+        row["congestion_png"] = str(picture.relative_to(ROOT / "docs"))
     return row
+
+
+def congestion_section(rows: list[dict]) -> list[str]:
+    """The placements' congestion maps (RUDY demand over track supply per GCell)."""
+    drawn = [r for r in rows if r.get("congestion_png")]
+    if not drawn:
+        return []
+    lines = ["", "## Congestion after placement (RUDY)", "",
+             "Per GCell (5 rows square), the larger direction's RUDY wire demand over the tracks met1-met4 put "
+             "through it (closer.physical.place.congestion; above 1: more wire than tracks).", ""]
+    for r in drawn:
+        m = r.get("metrics", {})
+        lines += [f"- {r['design']}: peak {m.get('closer__place__congestion__peak')}, "
+                  f"{m.get('closer__place__congestion__over_one')} of {m.get('closer__place__congestion__gcells')} "
+                  f"GCells over 1", "", f"![congestion {r['design']}]({r['congestion_png']})", ""]
+    return lines
 
 
 # --- report -----------------------------------------------------------------------------------
@@ -408,7 +431,8 @@ def write_report(rows: list[dict], out_md: Path, out_json: Path) -> None:
              "design folder from an empty run directory; every number is read from what the flow wrote "
              "(metadata.json, steps.json, flow.json). Verdict: `closer.flow.verdict` (route, official-deck DRC, "
              "LVS, antenna, setup/hold/slew/cap at ss, tt, ff).", "", *provenance(rows), "",
-             *summary_section(rows), *timing_section(rows), *signoff_section(rows), *time_section(rows)]
+             *summary_section(rows), *timing_section(rows), *signoff_section(rows), *time_section(rows),
+             *congestion_section(rows)]
     missing = [d for d in DESIGNS if d not in {r["design"] for r in rows}]
     if missing:
         lines += ["", f"Defined in the bench but not in this report (no finished run on this flow; see docs/flow.md for runs stopped unfinished): {', '.join(missing)} "

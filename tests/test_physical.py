@@ -4,7 +4,9 @@ deck, the antenna check and the pin labels two-way tested (issue 18)."""
 
 from __future__ import annotations
 
+import copy
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -439,3 +441,38 @@ def test_qrouter_patch_01_first_net_after_specialnets(counter_run, pdk_paths, tm
     debian = Path("/usr/bin/qrouter")
     if debian.exists():
         assert _first_net_number(str(debian), phys, pdk_paths.tech_lef, tmp_path) == 2
+
+
+def test_rudy_congestion_map_two_way(counter_run, tmp_path):
+    """The placement's RUDY estimate (closer.physical.place.congestion): the run wrote it and its
+    metrics; each net's wire is all there (a GCell grid covering the die holds every net's half
+    perimeter, split by direction); the same cells dealt out at random over the same sites (a bad
+    placement) give a higher mean and peak; the picture is written."""
+    from closer.pdk import pdk
+    from closer.physical.floorplan.floorplan import DBU
+    from closer.physical.io.lef import read_macros, read_tech
+    from closer.physical.place.congestion import pin_points, read_json, rudy, write_png
+
+    result, work = counter_run
+    stored = read_json(work / "phys" / "congestion.json")
+    assert result.metrics["closer__place__congestion__peak"] == pytest.approx(float(stored.ratio.max()), abs=1e-4)
+    assert result.metrics["closer__place__congestion__gcells"] == stored.ratio.size > 1
+
+    layout, netlist, macros = _placed_counter(work, pdk())
+    tech = read_tech(pdk().tech_lef)
+    spread = rudy(netlist, layout, macros, tech, layers=5)
+    nets = pin_points(netlist, layout, macros)
+    shortest = min(min(layer.pitch_x, layer.pitch_y) for layer in tech.routing_layers[1:5])  # a net's least extent
+    half_perimeter_h = sum(max(max(x for x, _ in p) - min(x for x, _ in p), shortest) for p in nets.values())
+    assert spread.demand_h.sum() == pytest.approx(half_perimeter_h, rel=1e-6)
+
+    shuffled_layout = copy.deepcopy(layout)  # the same sites, the cells dealt out at random: longer nets
+    cells = sorted(shuffled_layout.cells.values(), key=lambda c: c.name)
+    spots = [(c.x, c.y) for c in cells]
+    for cell, k in zip(cells, random.Random(1).sample(range(len(spots)), len(spots))):
+        cell.x, cell.y = spots[k]
+    shuffled = rudy(netlist, shuffled_layout, macros, tech, layers=5)
+    assert shuffled.ratio.mean() > 1.5 * spread.ratio.mean() and shuffled.ratio.max() > spread.ratio.max()
+    assert layout.die_w / DBU <= spread.ratio.shape[1] * spread.gcell_um
+    png = write_png(spread, tmp_path / "congestion.png", "counter")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -30,7 +30,7 @@ from closer.errors import InputError
 from closer.pdk import ALL_CORNERS, CORNERS, PdkPaths, pdk
 from closer.physical.cts import cts
 from closer.physical.io import defio, netlist as netlist_mod
-from closer.physical.place import place
+from closer.physical.place import congestion, place
 from closer.physical.repair import buffering, cleanup, diodes, hold, incremental, repair, sizing
 from closer.physical.route import pinaccess, route
 from closer.physical.signoff import antenna, drc, gds, lvs, parasitics, signoff_drc, sta
@@ -72,6 +72,7 @@ class PhysicalPaths:
         <out>/constraints.sdc         the canonical SDC (closer.sdc) of the given one
         <out>/netlist.json            Yosys JSON of the input netlist
         <out>/placed.def              floorplan + placement + pins + power grid
+        <out>/congestion.json         the placement's RUDY congestion estimate per GCell
         <out>/router_cells.lef        qrouter's view of the cells (pin access)
         <out>/route/                  qrouter scripts, logs, <top>_route.def, <top>.rc
         <out>/route/on/               the same for the second routing variant, when it ran
@@ -108,6 +109,7 @@ class PhysicalPaths:
     steps_json = property(lambda s: s.root / "steps.json")
     metadata = property(lambda s: s.root / "metadata.json")
     access_cache = property(lambda s: s.root / "pin_access.json")
+    congestion_json = property(lambda s: s.root / "congestion.json")
 
 
 @dataclass
@@ -197,8 +199,10 @@ class Place(Step):
 
     def run(self, ctx):
         place.place(ctx.netlist, ctx.macros, ctx.layout, ctx.config.place)
+        estimate = congestion.rudy(ctx.netlist, ctx.layout, ctx.macros, ctx.tech, ctx.config.route.layers)
+        congestion.write_json(estimate, ctx.paths.congestion_json)
         return {"closer__place__hpwl": round(place.hpwl(ctx.netlist, ctx.layout), 1),
-                "closer__place__io_pins": len(ctx.layout.io_pins)}
+                "closer__place__io_pins": len(ctx.layout.io_pins), **estimate.metrics()}
 
 
 class ClockTree(Step):

@@ -1,0 +1,131 @@
+"""Routing congestion estimated from a placement: RUDY (rectangular uniform wire density, Spindler
+and Johannes 2007) on a grid of square GCells, against the track supply of the tech LEF.
+
+Each net spreads its half-perimeter wire length uniformly over its pins' bounding box: its
+horizontal wire (the box's width) gives every point of the box a horizontal demand of 1/height
+(µm of wire per µm²), its vertical wire 1/width; a GCell's demand is that density times its
+overlap with the box. The supply of a GCell in one direction is the tracks the routing layers of
+that direction put through it (the GCell's extent across the direction / the layer's pitch) times
+its length along it. li1 is left out: the cells' own pins and wiring take it. The ratio demand /
+supply per GCell and direction is the estimate (above 1: more wire than tracks); it says where
+the router will struggle, not what it will do.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from closer.physical.floorplan.floorplan import DBU, ROW_H, Layout
+from closer.physical.io.lef import Macro, Tech
+from closer.physical.io.netlist import Netlist
+
+GCELL_ROWS = 5  # a GCell's side in cell rows (13.6 um in sky130 hd)
+CELL_LAYERS = ("li1",)  # taken by the cells themselves: no supply for the router's nets
+
+
+@dataclass(frozen=True)
+class CongestionMap:
+    gcell_um: float
+    demand_h: np.ndarray  # (rows, cols): µm of horizontal wire
+    demand_v: np.ndarray
+    supply_h: float       # µm of horizontal track per GCell
+    supply_v: float
+
+    @property
+    def ratio(self) -> np.ndarray:
+        """Per GCell, the larger of the two directions' demand / supply."""
+        return np.maximum(self.demand_h / self.supply_h, self.demand_v / self.supply_v)
+
+    def metrics(self) -> dict[str, float | int]:
+        ratio = self.ratio
+        return {"closer__place__congestion__gcells": int(ratio.size),
+                "closer__place__congestion__peak": round(float(ratio.max()), 4) if ratio.size else 0.0,
+                "closer__place__congestion__mean": round(float(ratio.mean()), 4) if ratio.size else 0.0,
+                "closer__place__congestion__over_one": int((ratio > 1.0).sum())}
+
+    def to_json(self) -> dict:
+        return {"gcell_um": self.gcell_um, "supply_h_um": self.supply_h, "supply_v_um": self.supply_v,
+                "demand_h_um": np.round(self.demand_h, 2).tolist(), "demand_v_um": np.round(self.demand_v, 2).tolist()}
+
+
+def pin_points(netlist: Netlist, layout: Layout, macros: dict[str, Macro]) -> dict[str, list[tuple[float, float]]]:
+    """Each net's pin positions in µm: a cell pin at its cell's centre, an IO pin at its die edge."""
+    centre = {}
+    for name, cell in layout.cells.items():
+        width = macros[netlist.instances[name].master].width if name in netlist.instances else 0.0
+        centre[name] = (cell.x / DBU + width / 2, (cell.y + ROW_H / 2) / DBU)
+    points: dict[str, list[tuple[float, float]]] = {}
+    for net, terms in netlist.nets.items():
+        found = []
+        for inst, pin in terms:
+            if inst == "PIN":
+                io = layout.io_pins.get(pin)
+                if io is not None:
+                    found.append((io.x / DBU, 0.0 if io.edge == "bottom" else layout.die_h / DBU))
+            elif inst in centre:
+                found.append(centre[inst])
+        if len(found) > 1:
+            points[net] = found
+    return points
+
+
+def rudy(netlist: Netlist, layout: Layout, macros: dict[str, Macro], tech: Tech, layers: int,
+         gcell_rows: int = GCELL_ROWS) -> CongestionMap:
+    """The RUDY map of the placed `layout` over the die, with the supply of the first `layers`
+    routing layers (the router's)."""
+    gcell = gcell_rows * ROW_H / DBU
+    cols, rows = max(1, int(np.ceil(layout.die_w / DBU / gcell))), max(1, int(np.ceil(layout.die_h / DBU / gcell)))
+    routed = [layer for layer in tech.routing_layers[:layers] if layer.name not in CELL_LAYERS]
+    supply_h = sum(gcell / layer.pitch_y * gcell for layer in routed if layer.direction == "HORIZONTAL")
+    supply_v = sum(gcell / layer.pitch_x * gcell for layer in routed if layer.direction == "VERTICAL")
+    min_extent = min((min(layer.pitch_x, layer.pitch_y) for layer in routed), default=0.46)
+    demand_h, demand_v = np.zeros((rows, cols)), np.zeros((rows, cols))
+    edges_x, edges_y = np.arange(cols + 1) * gcell, np.arange(rows + 1) * gcell
+    for found in pin_points(netlist, layout, macros).values():
+        xs, ys = [p[0] for p in found], [p[1] for p in found]
+        x1, x2, y1, y2 = min(xs), max(xs), min(ys), max(ys)
+        w, h = max(x2 - x1, min_extent), max(y2 - y1, min_extent)
+        x2, y2 = x1 + w, y1 + h
+        overlap_x = np.clip(np.minimum(edges_x[1:], x2) - np.maximum(edges_x[:-1], x1), 0, None)
+        overlap_y = np.clip(np.minimum(edges_y[1:], y2) - np.maximum(edges_y[:-1], y1), 0, None)
+        area = np.outer(overlap_y, overlap_x)
+        demand_h += area / h
+        demand_v += area / w
+    return CongestionMap(gcell, demand_h, demand_v, supply_h, supply_v)
+
+
+def write_json(congestion: CongestionMap, path: Path) -> Path:
+    path.write_text(json.dumps(congestion.to_json()) + "\n")
+    return path
+
+
+def read_json(path: Path) -> CongestionMap:
+    data = json.loads(path.read_text())
+    return CongestionMap(data["gcell_um"], np.array(data["demand_h_um"]), np.array(data["demand_v_um"]),
+                         data["supply_h_um"], data["supply_v_um"])
+
+
+def write_png(congestion: CongestionMap, path: Path, title: str) -> Path:
+    """The map as a heat map (demand / supply per GCell, the larger direction; 1 is the supply)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ratio = congestion.ratio
+    rows, cols = ratio.shape
+    fig, ax = plt.subplots(figsize=(6, 6 * rows / max(cols, 1) + 0.6))
+    image = ax.imshow(ratio, origin="lower", cmap="inferno", vmin=0, vmax=max(1.0, float(ratio.max())),
+                      extent=(0, cols * congestion.gcell_um, 0, rows * congestion.gcell_um))
+    fig.colorbar(image, ax=ax, label="RUDY demand / track supply")
+    ax.set_xlabel("x (µm)")
+    ax.set_ylabel("y (µm)")
+    ax.set_title(f"{title}: peak {ratio.max():.2f}, {int((ratio > 1).sum())} of {ratio.size} GCells over 1")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path

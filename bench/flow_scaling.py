@@ -197,14 +197,19 @@ def run_one(name: str, work: Path, timeout_s: float = 4 * 3600) -> dict:
     row["metrics"] = json.loads(paths.metadata.read_text())
     row["steps"] = json.loads((paths.node_dir("pnr") / "phys" / "steps.json").read_text())
     row["nodes"] = json.loads(paths.record.read_text()).get("steps", [])
+    _draw_congestion(row, paths)
+    return row
+
+
+def _draw_congestion(row: dict, paths: FlowPaths) -> None:
+    """The placement's RUDY map (closer.physical.place.congestion) of the run, drawn for the page."""
     estimate = paths.node_dir("pnr") / "phys" / "congestion.json"
-    if estimate.is_file():  # the placement's RUDY map (closer.physical.place.congestion), drawn for the page
+    if estimate.is_file():
         from closer.physical.place import congestion
 
-        picture = ROOT / "docs" / "img" / f"congestion-{name}.png"
-        congestion.write_png(congestion.read_json(estimate), picture, f"{name} after placement")
+        picture = ROOT / "docs" / "img" / f"congestion-{row['design']}.png"
+        congestion.write_png(congestion.read_json(estimate), picture, f"{row['design']} after placement")
         row["congestion_png"] = str(picture.relative_to(ROOT / "docs"))
-    return row
 
 
 def congestion_section(rows: list[dict]) -> list[str]:
@@ -463,6 +468,10 @@ def main() -> None:
         sys.exit(f"error: unknown design {', '.join(unknown)} (known: {', '.join(DESIGNS)})")
     if args.report_only:
         rows = json.loads(out_json.read_text()) if out_json.is_file() else []
+        for row in rows:  # pictures redrawn from runs still on disk
+            if row.get("congestion_png") and "run_dir" in row and "metrics" in row:
+                design = row["metrics"].get("run__flow__design") or row["design"]
+                _draw_congestion(row, FlowPaths(Path(row["run_dir"]), design))
         write_report([r for r in rows if r["design"] in DESIGNS and "measured" in r], out_md, out_json)
         return
     for name in args.designs:

@@ -450,7 +450,7 @@ def test_rudy_congestion_map_two_way(counter_run, tmp_path):
     placement) give a higher mean and peak; the picture is written."""
     from closer.pdk import pdk
     from closer.physical.floorplan.floorplan import DBU
-    from closer.physical.io.lef import read_macros, read_tech
+    from closer.physical.io.lef import read_tech
     from closer.physical.place.congestion import pin_points, read_json, rudy, write_png
 
     result, work = counter_run

@@ -124,7 +124,7 @@ def write_png(congestion: CongestionMap, path: Path, title: str) -> Path:
     fig.colorbar(image, ax=ax, label="RUDY demand / track supply")
     ax.set_xlabel("x (µm)")
     ax.set_ylabel("y (µm)")
-    ax.set_title(f"{title}: peak {ratio.max():.2f}, {int((ratio > 1).sum())} of {ratio.size} GCells over 1")
+    ax.set_title(f"{title}\npeak {ratio.max():.2f}, {int((ratio > 1).sum())} of {ratio.size} GCells over 1", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

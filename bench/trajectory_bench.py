@@ -83,7 +83,7 @@ REFERENCE = ("import sys; from pathlib import Path; "
              "from closer.trajectory.measures import Summarizer; "
              "p = Path(sys.argv[1]); r = TrajectoryReader(p, views=False); "
              "a = Summarizer(resolve_params(None, 'high', thresholds=[0.5, 0.9])); "
-             "[a.add(x) for x in r]; "
+             "a.add_all(r); "
              "print(a.result(str(p), [b.describe(p) for b in r.bad_lines]).model_dump_json(indent=2))")
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import os
 import platform
 import random
@@ -24,6 +25,7 @@ import sys
 import tempfile
 import time
 from datetime import datetime, timedelta, timezone
+from importlib.metadata import version
 from pathlib import Path
 
 from closer import __version__
@@ -83,7 +85,7 @@ REFERENCE = ("import sys; from pathlib import Path; "
              "from closer.trajectory.measures import Summarizer; "
              "p = Path(sys.argv[1]); r = TrajectoryReader(p, views=False); "
              "a = Summarizer(resolve_params(None, 'high', thresholds=[0.5, 0.9])); "
-             "[a.add(x) for x in r]; "
+             "a.add_all(r); "
              "print(a.result(str(p), [b.describe(p) for b in r.bad_lines]).model_dump_json(indent=2))")
 
 
@@ -162,11 +164,22 @@ def _result(records: int, size_mb: float, fast: dict, reference: dict, same: boo
                           "auc_wall": summary["auc_wall"], "auc_cost": summary["auc_cost"],
                           "stagnation_episodes": len(summary["stagnation"]),
                           "rollbacks": len(summary["rollbacks"])},
-        "provenance": {"closer_version": __version__, "python": sys.version.split()[0],
+        "provenance": {"closer_version": __version__, "commit": _commit(), "python": sys.version.split()[0],
+                       "libraries": {name: version(name) for name in ("msgspec", "pydantic", "pydantic_core")},
                        "machine": f"{platform.machine()}, {os.cpu_count()} cpus (shared)",
                        "command": cmd.shell_line().replace(str(path), "<trajectory.jsonl>"),
                        "reference": "the pydantic reader (TrajectoryReader(views=False)) with the same Summarizer"},
     }
+
+
+def _commit() -> str:
+    """HEAD of the checkout measured, marked when closer/ differs from it."""
+    root = repo_paths().root
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True).stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "closer"], capture_output=True,
+                           text=True).stdout.strip()
+    return f"{head} (closer/ modified)" if dirty else head
 
 
 def _ratio_line(r: dict) -> str:
@@ -202,8 +215,10 @@ def _markdown(r: dict) -> str:
         f"best reward {c['best_reward']}, AUC wall {c['auc_wall']:.6f}, "
         f"AUC cost {c['auc_cost']:.6f}, {c['stagnation_episodes']} stagnation episodes, "
         f"{c['rollbacks']} cross-stage rollbacks.\n\n"
-        f"Measured {r['date']} with closer {r['provenance']['closer_version']}, Python "
-        f"{r['provenance']['python']}, {r['provenance']['machine']}; command "
+        f"Measured {r['date']} with closer {r['provenance']['closer_version']} at "
+        f"{r['provenance']['commit']}, Python {r['provenance']['python']}, "
+        + ", ".join(f"{k} {v}" for k, v in r['provenance']['libraries'].items())
+        + f", {r['provenance']['machine']}; command "
         f"`{r['provenance']['command']}`. Peak RSS is the child's own (wait4).\n"
     )
 

@@ -4,13 +4,14 @@ and the summarize/plot commands."""
 from __future__ import annotations
 
 import json
+import random
 from fractions import Fraction
 
 import pytest
 from click.testing import CliRunner
 
 from closer.cli import cli
-from closer.trajectory.measures import SummaryParams, auc_step, summarize_records
+from closer.trajectory.measures import Summarizer, SummaryParams, auc_step, summarize_records
 from closer.trajectory.record import EditLayer
 from tests.metered_helpers import make_record, write_trajectory
 
@@ -114,6 +115,64 @@ def test_cross_stage_rollbacks_and_their_gain():
         (6, ["constraint"], "pnr", 0.6, 0.6, 0.0),
         (8, ["rtl"], "pnr", 0.6, 0.6, 0.0),
     ]
+
+
+def _varied(n: int = 400, seed: int = 7) -> list:
+    """Records that take every branch of the summarizer: refusals, errors, partial estimates,
+    metrics a full-gate rule reads, edits of every layer, improvements and long stalls."""
+    rng = random.Random(seed)
+    out, elapsed = [], 0.0
+    for seq in range(1, n + 1):
+        tool = rng.choice(["sim", "synth", "pnr", "verify"])
+        outcome = rng.choices(["ok", "tool_error", "refused_budget", "timeout"], [80, 10, 7, 3])[0]
+        elapsed += rng.uniform(0, 5)
+        reward = round(rng.random() * seq / n, 3) if outcome == "ok" and rng.random() < 0.7 else None
+        layers = sorted(rng.sample(["rtl", "constraint", "floorplan", "flow"], k=rng.choice([0, 0, 1, 2])))
+        rec = R(seq, tool, reward=reward, elapsed_s=elapsed, units=rng.choice([1.0, 5.0, 25.0]), outcome=outcome,
+                layers=layers, feasible=None if reward is None else reward > 0.3)
+        if reward is not None and rng.random() < 0.1:
+            rec = rec.model_copy(update={"partial_reward": reward, "reward": None})
+        if rng.random() < 0.5:
+            rec = rec.model_copy(update={"metrics": {"pnr__area": 1.0}})
+        out.append(rec)
+    return out
+
+
+@pytest.mark.parametrize("full_gate_tools", [None, {"pnr": ["pnr__area"], "sim": []}])
+def test_add_all_in_pieces_one_by_one_and_in_one_pass_agree(full_gate_tools):
+    """add_all keeps its state in locals over the loop: what it stores back must be what the next
+    call starts from, whatever the split."""
+    recs = _varied()
+    p = params(window_calls=4, window_cost_units=30.0, thresholds=[0.2, 0.5], full_gate_tools=full_gate_tools)
+    whole = summarize_records(recs, p)
+    assert whole.rollbacks and whole.stagnation and whole.best_partial_reward is not None
+    assert any(e.recovered for e in whole.stagnation) and any(r.gain > 0 for r in whole.rollbacks)
+    one_by_one, pieces = Summarizer(p), Summarizer(p)
+    for rec in recs:
+        one_by_one.add(rec)
+    for start in range(0, len(recs), 37):
+        pieces.add_all(iter(recs[start:start + 37]))
+    assert one_by_one.result("", []) == whole == pieces.result("", [])
+    # the agreement is not vacuous: the best call's reward taken away changes the summary
+    top = max(range(len(recs)), key=lambda i: recs[i].reward if recs[i].reward is not None else -1.0)
+    worse = recs[:top] + [recs[top].model_copy(update={"reward": 0.0, "feasible": False})] + recs[top + 1:]
+    assert summarize_records(worse, p) != whole
+
+
+def test_add_all_keeps_what_it_added_when_the_records_raise():
+    recs = _varied(60)
+    p = params(window_calls=4, window_cost_units=30.0)
+
+    def damaged():
+        yield from recs[:25]
+        raise ValueError("line 26 is damaged")
+
+    acc = Summarizer(p)
+    with pytest.raises(ValueError):
+        acc.add_all(damaged())
+    assert acc.records == 25
+    acc.add_all(recs[25:])
+    assert acc.result("", []) == summarize_records(recs, p)
 
 
 def test_summarize_and_plot_commands(tmp_path):

@@ -33,16 +33,21 @@ def _budget_options(f):
 
 def _summary(path: Path, tier, wall_budget_s, cost_budget, window_calls, window_cost, thresholds,
              kind) -> TrajectorySummary:
-    from closer.tasks.estimator import full_gate_tools
-    from closer.trajectory.summary import resolve_params, summarize_trajectory, trajectory_files
-
-    from closer.trajectory.summary import load_run_header
+    from closer.trajectory.summary import load_run_header, resolve_params, summarize_trajectory, trajectory_files
 
     trajectory, run_json = trajectory_files(path)
     params = resolve_params(run_json, tier, wall_budget_s, cost_budget, window_calls, window_cost, list(thresholds),
-                            full_gate_tools(kind) if kind else None)
+                            _full_gate_tools(kind))
     run_id = load_run_header(run_json).run_id if run_json is not None else None
     return summarize_trajectory(trajectory, params, run_id)
+
+
+def _full_gate_tools(kind: str | None) -> dict[ToolClass, list[str]] | None:
+    if kind is None:
+        return None
+    from closer.tasks.estimator import full_gate_tools  # the task models: imported only when asked for
+
+    return full_gate_tools(kind)
 
 
 @click.group("trajectory")

@@ -79,12 +79,13 @@ class RecordView(_Strict):
             raise ValueError("ended_at is before started_at")
 
 
-_DECODER = msgspec.json.Decoder(RecordView)
+VIEW_DECODER = msgspec.json.Decoder(RecordView)
+VIEW_REFUSALS = (msgspec.MsgspecError, ValueError)  # ValueError: invalid UTF-8 inside a string
 
 
 def decode_view(line: bytes) -> RecordView | None:
     """The record on `line`, or None when the fast decoder does not take it (pydantic decides)."""
     try:
-        return _DECODER.decode(line)
-    except (msgspec.MsgspecError, ValueError):  # ValueError: invalid UTF-8 inside a string
+        return VIEW_DECODER.decode(line)
+    except VIEW_REFUSALS:
         return None

@@ -134,12 +134,13 @@ def auc_step(steps: list[tuple[float, float]], budget: float) -> float:
 
 
 class Summarizer:
-    """The measures of one trajectory, one record at a time (`add`), then `result`.
+    """The measures of one trajectory, records added in call order (`add_all`, `add`), then `result`.
 
-    `add` is the hot loop of a million-record summary: it is one function over locals (method
-    calls and attribute lookups cost more than the arithmetic), and a rollback is kept as a row
-    [seq, layers, after_feedback_from, best_before, best_after, gain] that becomes a `Rollback`
-    model when the summary is built."""
+    `add_all` is the hot loop of a million-record summary: one function whose state lives in
+    locals over the loop (a method call and an attribute load or store per quantity per record
+    cost more than the arithmetic) and is stored back when the loop ends; `add` is `add_all` of
+    one record. A rollback is kept as a dict of the `Rollback` fields and becomes a model when the
+    summary is built (`_rollbacks`)."""
 
     def __init__(self, params: SummaryParams):
         self.p = params
@@ -161,112 +162,107 @@ class Summarizer:
         self.since_calls = 0
         self.since_cost = 0.0
         self.since_start_seq: int | None = None
-        self.rollback_rows: list[list] = []  # in call order
+        self.rollback_rows: list[dict] = []  # in call order
         self.last_feedback: ToolClass | None = None
 
     def add(self, rec: TrajectoryRecord | RecordView) -> None:
-        # enum members are str: the counters keyed by them read back by value
-        self.records += 1
-        if not self.run_id:
-            self.run_id = rec.run_id
-        outcome = rec.outcome
-        outcomes = self.outcomes
-        outcomes[outcome] = outcomes.get(outcome, 0) + 1
-        units = rec.cost.units
-        self.cost += units
-        if rec.elapsed_s > self.elapsed:
-            self.elapsed = rec.elapsed_s
-        best_before = self.best
-        layers = rec.layers
-        if layers and self.last_feedback is not None:
-            self._rollback(rec.seq, layers, best_before)
-        if outcome in _REFUSED:
-            return
-        tool = rec.tool
-        by_tool = self.by_tool
-        by_tool[tool] = by_tool.get(tool, 0) + 1
-        reward = None
-        if self.p.evaluates_full_gates(rec):
-            self.full_gate_calls += 1
-            reward = rec.reward
-            if rec.feasible and self.first_feasible is None:
-                self.first_feasible = self._here(rec)
-        else:
-            partial = rec.partial_reward if rec.partial_reward is not None else rec.reward
-            if partial is not None and (self.best_partial is None or partial > self.best_partial):
-                self.best_partial = partial
-        improved = reward is not None and (best_before is None or reward > best_before)
-        if reward is not None:
-            self.final = reward
-        ep = self.open_episode
-        if ep is not None and ep.first_layers_after is None and layers and rec.seq > ep.detected_seq:
-            ep.first_layers_after = list(layers)
-        if improved:
-            self._end_stagnation(rec, best_before, reward)
-            self._improved(rec, reward)
-        else:  # one more call without improvement
-            if self.since_start_seq is None:
-                self.since_start_seq = rec.seq
-            self.since_calls += 1
-            self.since_cost += units
-            if ep is None and (self.since_calls >= self.p.window_calls or self.since_cost >= self.p.window_cost_units):
-                self._open_episode(rec, best_before)
-        if outcome in _FEEDBACK:
-            self.last_feedback = tool
+        self.add_all((rec,))
 
-    def _improved(self, rec: TrajectoryRecord | RecordView, reward: float) -> None:
-        self.best = reward
-        self.curve.append(CurvePoint(seq=rec.seq, elapsed_s=self.elapsed, cost_units=self.cost, best=reward))
-        for t, hit in self.hits.items():
-            if hit is None and reward >= t:
-                self.hits[t] = self._here(rec)
-        if self.rollback_rows:
-            row = self.rollback_rows[-1]
-            row[4], row[5] = self.best, max((self.best or 0.0) - (row[3] or 0.0), 0.0)
-
-    def _here(self, rec: TrajectoryRecord | RecordView) -> Milestone:
-        return Milestone(seq=rec.seq, elapsed_s=self.elapsed, cost_units=self.cost)
-
-    def _rollback(self, seq: int, layers: list[EditLayer], best_before: float | None) -> None:
-        feedback_stage = TOOL_STAGE[self.last_feedback]
-        for layer in layers:
-            if LAYER_STAGE[layer] < feedback_stage:
-                self.rollback_rows.append([seq, list(layers), self.last_feedback, best_before, best_before, 0.0])
-                return
-
-    def _end_stagnation(self, rec: TrajectoryRecord | RecordView, best_before: float | None,
-                        reward: float) -> None:
-        """The call improved the best: the open episode (if any) ends, the counts restart."""
-        ep = self.open_episode
-        if ep is not None:
-            self._close_counts(ep)
-            ep.end_seq = rec.seq
-            ep.recovered = True
-            ep.gain = reward - (best_before or 0.0)
-            ep.breaking_layers = list(rec.layers)
-            self.open_episode = None
-        self.since_calls, self.since_cost, self.since_start_seq = 0, 0.0, None
-
-    def _open_episode(self, rec: TrajectoryRecord | RecordView, best_before: float | None) -> None:
-        ep = StagnationEpisode(
-            start_seq=self.since_start_seq, detected_seq=rec.seq, end_seq=None, calls=self.since_calls,
-            cost_units=self.since_cost, best_before=best_before, recovered=False, gain=None,
-            first_layers_after=None, breaking_layers=None)
-        self.episodes.append(ep)
-        self.open_episode = ep
-
-    def _close_counts(self, ep: StagnationEpisode) -> None:
-        ep.calls, ep.cost_units = self.since_calls, self.since_cost
+    def add_all(self, records: Iterable[TrajectoryRecord | RecordView]) -> None:
+        p = self.p
+        full_gate_tools, window_calls, window_cost = p.full_gate_tools, p.window_calls, p.window_cost_units
+        outcomes, by_tool, hits = self.outcomes, self.by_tool, self.hits
+        curve, episodes, rows = self.curve, self.episodes, self.rollback_rows
+        count, run_id, cost, elapsed = self.records, self.run_id, self.cost, self.elapsed
+        best, best_partial, final = self.best, self.best_partial, self.final
+        full_gate_calls, first_feasible, ep = self.full_gate_calls, self.first_feasible, self.open_episode
+        since_calls, since_cost, since_start_seq = self.since_calls, self.since_cost, self.since_start_seq
+        last_feedback = self.last_feedback
+        feedback_stage = None if last_feedback is None else TOOL_STAGE[last_feedback]
+        try:
+            for rec in records:
+                # enum members are str: the counters keyed by them read back by value
+                count += 1
+                if not run_id:
+                    run_id = rec.run_id
+                outcome = rec.outcome
+                outcomes[outcome] = outcomes.get(outcome, 0) + 1
+                units = rec.cost.units
+                cost += units
+                if rec.elapsed_s > elapsed:
+                    elapsed = rec.elapsed_s
+                seq = rec.seq
+                best_before = best
+                layers = rec.layers
+                if layers and feedback_stage is not None:
+                    for layer in layers:
+                        if LAYER_STAGE[layer] < feedback_stage:  # an edit upstream of the last feedback
+                            rows.append({"seq": seq, "layers": list(layers), "after_feedback_from": last_feedback,
+                                         "best_before": best_before, "best_after": best_before, "gain": 0.0})
+                            break
+                if outcome in _REFUSED:
+                    continue
+                tool = rec.tool
+                by_tool[tool] = by_tool.get(tool, 0) + 1
+                reward = None
+                if rec.partial_reward is None and (full_gate_tools is None or p.evaluates_full_gates(rec)):
+                    full_gate_calls += 1
+                    reward = rec.reward
+                    if rec.feasible and first_feasible is None:
+                        first_feasible = Milestone(seq=seq, elapsed_s=elapsed, cost_units=cost)
+                else:
+                    partial = rec.partial_reward if rec.partial_reward is not None else rec.reward
+                    if partial is not None and (best_partial is None or partial > best_partial):
+                        best_partial = partial
+                if ep is not None and ep.first_layers_after is None and layers and seq > ep.detected_seq:
+                    ep.first_layers_after = list(layers)
+                if reward is not None:
+                    final = reward
+                if reward is not None and (best_before is None or reward > best_before):
+                    if ep is not None:  # the stagnation episode ends
+                        ep.calls, ep.cost_units = since_calls, since_cost
+                        ep.end_seq, ep.recovered, ep.gain = seq, True, reward - (best_before or 0.0)
+                        ep.breaking_layers = list(layers)
+                        ep = None
+                    since_calls, since_cost, since_start_seq = 0, 0.0, None
+                    best = reward
+                    curve.append(CurvePoint(seq=seq, elapsed_s=elapsed, cost_units=cost, best=reward))
+                    for t, hit in hits.items():
+                        if hit is None and reward >= t:
+                            hits[t] = Milestone(seq=seq, elapsed_s=elapsed, cost_units=cost)
+                    if rows:
+                        row = rows[-1]
+                        row["best_after"] = best
+                        row["gain"] = max((best or 0.0) - (row["best_before"] or 0.0), 0.0)
+                else:  # one more call without improvement
+                    if since_start_seq is None:
+                        since_start_seq = seq
+                    since_calls += 1
+                    since_cost += units
+                    if ep is None and (since_calls >= window_calls or since_cost >= window_cost):
+                        ep = StagnationEpisode(
+                            start_seq=since_start_seq, detected_seq=seq, end_seq=None, calls=since_calls,
+                            cost_units=since_cost, best_before=best_before, recovered=False, gain=None,
+                            first_layers_after=None, breaking_layers=None)
+                        episodes.append(ep)
+                if outcome in _FEEDBACK:
+                    last_feedback, feedback_stage = tool, TOOL_STAGE[tool]
+        finally:  # also when the records raise (a damaged line): the state is what was added
+            self.records, self.run_id, self.cost, self.elapsed = count, run_id, cost, elapsed
+            self.best, self.best_partial, self.final = best, best_partial, final
+            self.full_gate_calls, self.first_feasible, self.open_episode = full_gate_calls, first_feasible, ep
+            self.since_calls, self.since_cost, self.since_start_seq = since_calls, since_cost, since_start_seq
+            self.last_feedback = last_feedback
 
     def _rollbacks(self) -> list[Rollback]:
-        # model_construct: a hundred thousand of these from checked values; validating each costs
-        return [Rollback.model_construct(seq=seq, layers=layers, after_feedback_from=tool, best_before=before,
-                                         best_after=after, gain=gain)
-                for seq, layers, tool, before, after, gain in self.rollback_rows]
+        # model_construct from checked values, every field set: one fields set shared by all of them
+        # (set.add of a field name already in it changes nothing) instead of a 728-byte set each
+        every_field = set(Rollback.model_fields)
+        return [Rollback.model_construct(every_field, **row) for row in self.rollback_rows]
 
     def result(self, path: str, bad_lines: list[str]) -> TrajectorySummary:
         if self.open_episode is not None:
-            self._close_counts(self.open_episode)
+            self.open_episode.calls, self.open_episode.cost_units = self.since_calls, self.since_cost
         ran = sum(self.by_tool.values())
         steps_wall = [(pt.elapsed_s, pt.best) for pt in self.curve]
         steps_cost = [(pt.cost_units, pt.best) for pt in self.curve]
@@ -289,6 +285,5 @@ class Summarizer:
 def summarize_records(records: Iterable[TrajectoryRecord], params: SummaryParams, path: str = "",
                       bad_lines: list[str] | None = None) -> TrajectorySummary:
     acc = Summarizer(params)
-    for rec in records:
-        acc.add(rec)
+    acc.add_all(records)
     return acc.result(path, bad_lines or [])

@@ -201,3 +201,44 @@ def test_directory_files_of_exactly_a_read_block_and_empty_files(tmp_path: Path,
         assert exact(json.loads(result.out)) == exact(json.loads(expected))
     (folder / "b.json").write_bytes(b"")
     assert_refused(_batch(folder), "b.json")
+
+
+def test_directory_files_another_user_owns_are_read_without_noatime(tmp_path: Path, monkeypatch):
+    """O_NOATIME is refused (EPERM) for a file the process does not own: that file and the rest
+    are opened as plain readers and scored; any other refusal is the file's error."""
+    import errno
+    import os
+
+    from closer.reward import batch
+
+    if not batch._NOATIME:
+        return  # not Linux: no such flag to fall back from
+    real_open = os.open
+    refused: list[str] = []
+
+    def owner_only(path, flags, *args, **kwargs):
+        if flags & batch._NOATIME and str(path).endswith(".json"):
+            refused.append(str(path))
+            raise PermissionError(errno.EPERM, "Operation not permitted")
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", owner_only)
+    targets = load_targets(ALL_GATES)
+    for i, values in enumerate(_records(3)):
+        (tmp_path / f"r{i}.json").write_text(json.dumps(values))
+    result = _batch(tmp_path)
+    assert result.code == 0, result.err
+    assert refused == ["r0.json"]  # refused once, then no longer asked for
+    for line, file in zip(result.out.splitlines(), sorted(tmp_path.glob("*.json"))):
+        assert exact(json.loads(line)) == exact(json.loads(
+            scalar_line(str(file), compute_reward(load_metrics(file), targets))))
+
+    def denied(path, flags, *args, **kwargs):
+        if str(path).endswith("r1.json"):
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", denied)
+    result = _batch(tmp_path)
+    assert_refused(result, "r1.json")
+    assert "Permission denied" in result.err

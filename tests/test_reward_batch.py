@@ -148,3 +148,97 @@ def test_mixed_key_sets_and_undecided_records_across_jsonl_blocks(tmp_path: Path
     kept = [json.loads(line) for line in _batch(path, "--keep-going").out.splitlines()]
     assert "error" in kept[8] and "finish__timing__setup__ws" in kept[8]["error"]
     assert all("error" not in line for i, line in enumerate(kept) if i != 8)
+
+
+def test_jsonl_blank_lines_crlf_and_errors_are_read_as_each_line_alone(tmp_path: Path, monkeypatch):
+    """Lines ending in CRLF, blank lines (also the last), a cut line: in blocks of several lines
+    or one, each line is scored, or refused with the error its bytes alone get from the full
+    reader (same line and column), in its place."""
+    from closer.reward import batch
+    from closer.reward.errors import MetricsFileError
+    from closer.reward.metrics_file import values_from_bytes
+
+    targets = load_targets(ALL_GATES)
+    records = [json.dumps(r).encode() for r in _records(4, seed=5)]
+    texts = [records[0] + b"\r", records[1][:-5], b"", records[2], b"  ", records[3], b""]
+    path = tmp_path / "metrics.jsonl"
+    path.write_bytes(b"\n".join(texts) + b"\n")
+    for block in (batch.JSONL_BLOCK, 600, 100):
+        monkeypatch.setattr(batch, "JSONL_BLOCK", block)
+        result = _batch(path, "--keep-going")
+        assert result.code == 0, result.err
+        lines = [json.loads(line) for line in result.out.splitlines()]
+        assert [ln["input"] for ln in lines] == [f"{path}:{n}" for n in range(1, len(texts) + 1)]
+        for n, (line, text) in enumerate(zip(lines, texts), start=1):
+            try:
+                values = values_from_bytes(text, f"{path}:{n}")
+            except MetricsFileError as exc:
+                assert line == {"input": f"{path}:{n}", "error": str(exc)}, block
+                continue
+            single = tmp_path / "single.json"
+            single.write_bytes(json.dumps(values).encode())
+            expected = scalar_line(f"{path}:{n}", compute_reward(load_metrics(single), targets))
+            assert exact(line) == exact(json.loads(expected)), (block, n)
+        assert sum("error" in ln for ln in lines) == 4  # the cut line and the three blank ones
+
+
+def test_directory_files_of_exactly_a_read_block_and_empty_files(tmp_path: Path, monkeypatch):
+    """A file whose size is a whole number of read blocks is read to its end; an empty one is
+    refused naming it, as the scalar path refuses it."""
+    from closer.reward import batch
+
+    targets = load_targets(ALL_GATES)
+    folder = tmp_path / "d"
+    folder.mkdir()
+    raw = json.dumps(closer_values()).encode()
+    raw += b" " * (len(raw) % 2)  # an even size: two blocks of half of it are the whole file
+    (folder / "a.json").write_bytes(raw)
+    for block in (len(raw), len(raw) // 2, len(raw) + 1):
+        monkeypatch.setattr(batch, "READ_BLOCK", block)
+        result = _batch(folder)
+        assert result.code == 0, (block, result.err)
+        expected = scalar_line(str(folder / "a.json"), compute_reward(load_metrics(folder / "a.json"), targets))
+        assert exact(json.loads(result.out)) == exact(json.loads(expected))
+    (folder / "b.json").write_bytes(b"")
+    assert_refused(_batch(folder), "b.json")
+
+
+def test_directory_files_another_user_owns_are_read_without_noatime(tmp_path: Path, monkeypatch):
+    """O_NOATIME is refused (EPERM) for a file the process does not own: that file and the rest
+    are opened as plain readers and scored; any other refusal is the file's error."""
+    import errno
+    import os
+
+    from closer.reward import batch
+
+    if not batch._NOATIME:
+        return  # not Linux: no such flag to fall back from
+    real_open = os.open
+    refused: list[str] = []
+
+    def owner_only(path, flags, *args, **kwargs):
+        if flags & batch._NOATIME and str(path).endswith(".json"):
+            refused.append(str(path))
+            raise PermissionError(errno.EPERM, "Operation not permitted")
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", owner_only)
+    targets = load_targets(ALL_GATES)
+    for i, values in enumerate(_records(3)):
+        (tmp_path / f"r{i}.json").write_text(json.dumps(values))
+    result = _batch(tmp_path)
+    assert result.code == 0, result.err
+    assert refused == ["r0.json"]  # refused once, then no longer asked for
+    for line, file in zip(result.out.splitlines(), sorted(tmp_path.glob("*.json"))):
+        assert exact(json.loads(line)) == exact(json.loads(
+            scalar_line(str(file), compute_reward(load_metrics(file), targets))))
+
+    def denied(path, flags, *args, **kwargs):
+        if str(path).endswith("r1.json"):
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", denied)
+    result = _batch(tmp_path)
+    assert_refused(result, "r1.json")
+    assert "Permission denied" in result.err

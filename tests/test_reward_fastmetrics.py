@@ -124,3 +124,64 @@ def test_a_chunk_of_flow_records_is_taken_whole_and_a_duplicate_key_anywhere_ref
     doubled = raws[:]
     doubled[7] = doubled[7][:-1] + b', "run__closer__design_revision": "sha256:0"}'
     assert all(row is None for row in Chunk(doubled).rows)
+
+
+def _flow_chunk(changes: dict[int, dict]) -> tuple[list[bytes], Chunk]:
+    """Twelve flow records (record i with `changes[i]` applied) read as one chunk."""
+    values = closer_values()
+    raws = [json.dumps({**values, "closer__sim__cycles": 1500 + i, **changes.get(i, {})}).encode()
+            for i in range(12)]
+    return raws, Chunk(raws)
+
+
+def test_a_typed_chunk_checks_the_lower_bound_on_the_numbers_it_decoded():
+    """A chunk whose columns decoded typed (no byte search for small exponents) still leaves a
+    record with a non-zero magnitude below 1e-30 (a float, one in a list, one in a column whose
+    first value was null) to the reference, which refuses it; 0, -0.0 and 1e-30 it takes."""
+    area = "finish__design__instance__area"
+    for bad in ({area: 1e-31}, {area: -5e-324}, {"finish__timing__setup__ws": 1e-300},
+                {"constraints__clocks__details": ["core_clock: 5.0000", 1e-31]}):
+        raws, chunk = _flow_chunk({5: bad})
+        assert all(row is None for row in chunk.rows), bad
+        assert _reference(raws[5]) is None and _reference(raws[4]) is not None
+    raws, chunk = _flow_chunk({3: {area: 0.0}, 4: {area: -0.0}, 5: {area: 1e-30}, 6: {area: 7}})
+    assert all(row is not None for row in chunk.rows)
+    assert chunk.kinds[area] == {int, float} and chunk.kinds["closer__sim__cycles"] == {int}
+    for i, raw in enumerate(raws):
+        _same(chunk.values(i), _reference(raw))
+    untyped = "x__y__z"
+    raws, chunk = _flow_chunk({i: {untyped: None if i == 0 else 0.5} for i in range(12)})
+    assert all(row is not None for row in chunk.rows) and untyped not in chunk.kinds
+    raws, chunk = _flow_chunk({i: {untyped: None if i == 0 else 1e-40 if i == 9 else 0.5} for i in range(12)})
+    assert all(row is None for row in chunk.rows) and _reference(raws[9]) is None
+
+
+def test_a_chunk_whose_records_do_not_fit_the_first_ones_types_is_read_untyped():
+    """A column typed by the first record (int) holding a float or a null further on: the
+    chunk decodes every record with the general type, same values, and claims no column kinds."""
+    raws, chunk = _flow_chunk({7: {"closer__sim__cycles": 1507.5}, 8: {"finish__timing__setup__ws": None}})
+    assert all(row is not None for row in chunk.rows) and chunk.kinds == {}
+    for i, raw in enumerate(raws):
+        _same(chunk.values(i), _reference(raw))
+
+
+small = st.one_of(st.floats(-1e6, 1e6), st.sampled_from([1e-31, -1e-31, 1e-30, 5e-324, 0.0, -0.0, 1e-29]))
+
+
+@PROPERTY
+@given(base=st.dictionaries(key, st.floats(1e-3, 1e6), min_size=1, max_size=6),
+       rows=st.lists(st.tuples(st.integers(0, 5), small), min_size=1, max_size=8))
+def test_a_typed_chunk_takes_only_records_the_full_reader_takes(base: dict, rows: list):
+    """Float records with a float replaced (tiny ones among them): what a chunk decodes typed
+    the full reader accepts with the same values; a chunk of in-range floats is taken typed."""
+    keys = list(base)
+    records = [base] + [{**base, keys[at % len(keys)]: value} for at, value in rows]
+    raws = [json.dumps(r).encode() for r in records]
+    chunk = Chunk(raws)
+    for i, raw in enumerate(raws):
+        if chunk.rows[i] is not None:
+            theirs = _reference(raw)
+            assert theirs is not None, raw
+            _same(chunk.values(i), theirs)
+    if all(_reference(raw) is not None for raw in raws):
+        assert all(row is not None for row in chunk.rows) and set(chunk.kinds) == set(keys)

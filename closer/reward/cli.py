@@ -59,7 +59,9 @@ def batch_command(path: Path, targets_path: Path, keep_going: bool) -> None:
     from closer.reward.batch import score_inputs
 
     lines = score_inputs(path, load_targets(targets_path), keep_going)
-    _write_utf8(b"\n".join(lines) + b"\n" if lines else b"")
+    if lines:
+        lines.append(b"")  # the last line's newline, without copying the joined output again
+    _write_utf8(b"\n".join(lines))
 
 
 def _write_utf8(data: bytes) -> None:

@@ -80,12 +80,14 @@ def needed_keys(keys: Sequence[str], targets: Targets) -> list[str]:
     return [k for k in keys if k in wanted or (prefixes_t and k.startswith(prefixes_t))]
 
 
-def score_columns(columns: Mapping[str, list], n: int, targets: Targets | LoadedTargets) -> Scored:
-    """Score `n` results given column by column (at least the `needed_keys`)."""
+def score_columns(columns: Mapping[str, Sequence], n: int, targets: Targets | LoadedTargets,
+                  kinds: Mapping[str, frozenset[type]] | None = None) -> Scored:
+    """Score `n` results given column by column (at least the `needed_keys`); `kinds`: for some
+    columns, the types they may hold (known to the reader; else found by a pass over the column)."""
     spec = targets.targets if isinstance(targets, LoadedTargets) else targets
     if not n:
         return Scored([], [], [], {t.name: TermColumns([], [], [], [], []) for t in spec.targets}, set())
-    batch = _Batch(columns, n, spec)
+    batch = _Batch(columns, n, spec, kinds)
     values = {t.name: batch.value(t.metric) for t in spec.targets}  # the probe: missing allowed
     failed = set(batch.broken)  # a derived value not finite or not > 0 fails its gate
     unmeasured: set[int] = set()
@@ -151,7 +153,8 @@ def _totals(targets: list[Target], terms: dict[str, TermColumns], n: int) -> tup
 class _Batch:
     """The columns being scored, what was resolved from them, and the rows found undecided."""
 
-    def __init__(self, columns: Mapping[str, list], n: int, spec: Targets):
+    def __init__(self, columns: Mapping[str, Sequence], n: int, spec: Targets,
+                 kinds: Mapping[str, frozenset[type]] | None = None):
         self.columns = columns
         self.n = n
         self.spec = spec
@@ -159,7 +162,7 @@ class _Batch:
         self.broken: set[int] = set()
         self.cache: dict[str, list] = {}
         self.flagged: dict[str, set[int]] = {}  # rows broken or undecided while resolving a name
-        self._kinds: dict[str, frozenset[type]] = {}
+        self._kinds: dict[str, frozenset[type]] = dict(kinds or {})  # a superset of each column's types
 
     def kinds(self, key: str) -> frozenset[type]:
         if key not in self._kinds:

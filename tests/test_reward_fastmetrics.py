@@ -94,6 +94,17 @@ def _perturbed(raw: bytes, first: bytes, text: str | None) -> bytes:
             "tiny": raw[:-1] + b', "k__k__k": 1e-31}'}[text]
 
 
+def _typed_like_the_reference(raws: list[bytes]) -> Chunk:
+    """The chunk of `raws`; every row it decodes typed has the full reader's values."""
+    chunk = Chunk(raws)
+    for i, raw in enumerate(raws):
+        if chunk.rows[i] is not None:
+            theirs = _reference(raw)
+            assert theirs is not None, raw
+            _same(chunk.values(i), theirs)
+    return chunk
+
+
 @PROPERTY
 @given(base=st.dictionaries(key, plain_value, min_size=1, max_size=6),
        rows=st.lists(st.tuples(st.integers(0, 5), odd_value,
@@ -107,12 +118,7 @@ def test_a_chunk_takes_only_records_the_full_reader_takes_with_its_values(base: 
     raws = [json.dumps(base).encode()]
     for at, value, text in rows:
         raws.append(_perturbed(json.dumps({**base, keys[at % len(keys)]: value}).encode(), first, text))
-    chunk = Chunk(raws)
-    for i, raw in enumerate(raws):
-        if chunk.rows[i] is not None:
-            theirs = _reference(raw)
-            assert theirs is not None, raw
-            _same(chunk.values(i), theirs)
+    _typed_like_the_reference(raws)
 
 
 def test_a_chunk_of_flow_records_is_taken_whole_and_a_duplicate_key_anywhere_refuses_it():
@@ -177,11 +183,6 @@ def test_a_typed_chunk_takes_only_records_the_full_reader_takes(base: dict, rows
     keys = list(base)
     records = [base] + [{**base, keys[at % len(keys)]: value} for at, value in rows]
     raws = [json.dumps(r).encode() for r in records]
-    chunk = Chunk(raws)
-    for i, raw in enumerate(raws):
-        if chunk.rows[i] is not None:
-            theirs = _reference(raw)
-            assert theirs is not None, raw
-            _same(chunk.values(i), theirs)
+    chunk = _typed_like_the_reference(raws)
     if all(_reference(raw) is not None for raw in raws):
         assert all(row is not None for row in chunk.rows) and set(chunk.kinds) == set(keys)

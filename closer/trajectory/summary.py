@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from closer import collector
 from closer.budget import BudgetOverride, ToolClass, resolve_budget
 from closer.errors import InputError
 from closer.inputs import load_json_model, validation_message
@@ -71,21 +69,8 @@ def summarize_trajectory(trajectory: Path, params: SummaryParams,
     """`run_id`: the run's id (from run.json); every record must carry it."""
     reader = TrajectoryReader(trajectory, run_id, views=True)
     acc = Summarizer(params)
-    with _collector_paused():
+    with collector.paused():
         acc.add_all(reader)
         return acc.result(str(trajectory), [b.describe(trajectory) for b in reader.bad_lines])
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The records and the measures built from them hold no reference cycles, so the cyclic
-    collector's passes over a million young objects find nothing (about 5% of a summary), nor
-    its passes over the hundred thousand rollbacks the summary is built with (the full
-    collections they set off cost more than building them)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()

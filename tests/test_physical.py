@@ -476,3 +476,16 @@ def test_rudy_congestion_map_two_way(counter_run, tmp_path):
     assert layout.die_w / DBU <= spread.ratio.shape[1] * spread.gcell_um
     png = write_png(spread, tmp_path / "congestion.png", "counter")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_congestion_ratio_leaves_out_a_direction_without_tracks():
+    """A run whose router has no layer of one direction (li1 and met1 only) gets the other
+    direction's ratio, never an infinite or undefined one."""
+    import numpy as np
+
+    from closer.physical.place.congestion import CongestionMap
+
+    demand = np.array([[5.0, 0.0]])
+    assert CongestionMap(13.6, demand, demand, 10.0, 0.0).ratio.tolist() == [[0.5, 0.0]]
+    assert CongestionMap(13.6, demand, 2 * demand, 10.0, 5.0).ratio.tolist() == [[2.0, 0.0]]
+    assert CongestionMap(13.6, demand, demand, 0.0, 0.0).metrics()["closer__place__congestion__peak"] == 0.0

@@ -37,8 +37,11 @@ class CongestionMap:
 
     @property
     def ratio(self) -> np.ndarray:
-        """Per GCell, the larger of the two directions' demand / supply."""
-        return np.maximum(self.demand_h / self.supply_h, self.demand_v / self.supply_v)
+        """Per GCell, the larger of the two directions' demand / supply; a direction the router's
+        layers give no tracks (a run limited to li1 and met1) is left out, not counted infinite."""
+        parts = [demand / supply for demand, supply in ((self.demand_h, self.supply_h), (self.demand_v, self.supply_v))
+                 if supply > 0]
+        return np.maximum.reduce(parts) if parts else np.zeros_like(self.demand_h)
 
     def metrics(self) -> dict[str, float | int]:
         ratio = self.ratio

@@ -86,7 +86,8 @@ def gcd_a_low_task(tmp_path_factory) -> Path:
 
 # the longest files as measured in CI (2026-12-01 durations: the weak gcd's physical flows, B/C evaluations), longest first;
 # test_flow_mac16_signoff.py (one test, one ~360 s CPU flow: 2026-12-02 on this machine) first, so it is not the tail;
-# the matrix smoke (a 2-worker matrix: both cores while it runs) next
+# the matrix smoke (a 2-worker matrix: both cores while it runs) next: collected second, though xdist's
+# first round-robin batch has let it start late in CI, when the other gcd tests had cached its flows
 LONGEST_FIRST = ("test_flow_mac16_signoff.py", "test_matrix_smoke.py",
                  "test_flow_settings.py", "test_tasks_projection_b.py", "test_tasks_evaluate.py",
                  "test_flow_corpus.py", "test_tasks_firdma_eval.py", "test_tasks_projection_c.py",

@@ -84,3 +84,21 @@ def test_reuse_follows_the_flow_cache(monkeypatch, tmp_path):
     assert sim_reuse.active() is None
     monkeypatch.setenv("CLOSER_FLOW_CACHE", str(tmp_path))
     assert sim_reuse.active() == tmp_path.resolve() / "sim"
+
+
+def test_a_testbench_folder_with_a_link_or_fifo_is_run_never_hashed(tmp_path):
+    """An agent's tree may hold a link out of it or a FIFO: the job is simulated as it is, every
+    time, without reading either for a key."""
+    import os
+
+    cache = tmp_path / "cache"
+    tests = _tests(tmp_path)
+    (tests / "outside").symlink_to("/etc/hostname")
+    assert not sim_reuse.plain_inputs(_job(tmp_path, "probe"))
+    assert sim_reuse.run(_job(tmp_path, "first"), cache)[0].passed
+    assert not sim_reuse.run(_job(tmp_path, "second"), cache)[1]
+    (tests / "outside").unlink()
+    os.mkfifo(tests / "pipe")
+    assert not sim_reuse.plain_inputs(_job(tmp_path, "probe"))
+    (tests / "pipe").unlink()
+    assert sim_reuse.plain_inputs(_job(tmp_path, "probe"))

@@ -41,9 +41,7 @@ def projected_digest(files: dict[str, str], surface: list[str]) -> str:
 
 
 def find_checkpoint(c_record: RunRecord, a_task: Path, cache: Path) -> Checkpoint | None:
-    store = snapshot_store(c_record, Path(c_record.paths["trial"]))
-    trajectory = Path(c_record.paths.get("trajectory", store.trajectory))
-    records = read_trajectory(trajectory).records if trajectory.is_file() else []
+    store, records = _calls(c_record)
     ran = {call.seq for call in eligible_calls(records, Selection(calls=None, last=None))}
     a_paths, a_config = load_task(a_task)
     cache_root = cache.resolve() / task_key(TaskPaths(a_paths.root))
@@ -57,11 +55,8 @@ def find_checkpoint(c_record: RunRecord, a_task: Path, cache: Path) -> Checkpoin
         if key in seen:
             continue
         seen.add(key)
-        evaluation = cached_evaluation(cache_root / key)
-        if evaluation is None:
-            evaluations += 1
-            job = SnapshotJob(store.root, store.control_dir, call.surface_digest, a_paths.root, cache_root / key)
-            evaluation = evaluate_snapshot(job)
+        evaluation, ran_now = _evaluation(store, call.surface_digest, a_paths.root, cache_root / key)
+        evaluations += ran_now
         if evaluation.scored and evaluation.gate == 1:
             return Checkpoint(seq=call.seq, elapsed_s=call.elapsed_s, cost_units=round(cost, 6),
                               a_reward=evaluation.reward, evaluations=evaluations)
@@ -72,9 +67,7 @@ def layout_points(record: RunRecord, task: Path, cache: Path, with_start: bool) 
                                                                                         LayoutPoint | None]:
     """(the starting RTL's point when `with_start`, the first feasible call's point) of a trial,
     each scored on the trial's own task; None where there is none (no call was feasible)."""
-    store = snapshot_store(record, Path(record.paths["trial"]))
-    trajectory = Path(record.paths.get("trajectory", store.trajectory))
-    records = read_trajectory(trajectory).records if trajectory.is_file() else []
+    store, records = _calls(record)
     total = sum(call.cost.units for call in records)
     cache_root = cache.resolve() / task_key(TaskPaths(task))
     trial, start = Trial(Path(record.paths["trial"]), record), None
@@ -92,12 +85,25 @@ def layout_points(record: RunRecord, task: Path, cache: Path, with_start: bool) 
                               cost_after_units=round(total - first.cost_units, 6), reward=reward, evaluations=ran)
 
 
+def _calls(record: RunRecord):
+    """The trial's snapshot store and its trajectory's calls (none without a trajectory)."""
+    store = snapshot_store(record, Path(record.paths["trial"]))
+    trajectory = Path(record.paths.get("trajectory", store.trajectory))
+    return store, read_trajectory(trajectory).records if trajectory.is_file() else []
+
+
 def _score(trial: Trial, store, digest: str, task: Path, cache_root: Path) -> tuple[float | None, int]:
     """The hidden reward of snapshot `digest` on `task` (cached by digest; the trial's own
     evaluation when the snapshot is what it scored), and the evaluations run for it."""
     reuse_trial_evaluation(trial, store, [digest], cache_root)
-    evaluation = cached_evaluation(cache_root / digest)
+    evaluation, ran = _evaluation(store, digest, task, cache_root / digest)
+    return evaluation.reward, ran
+
+
+def _evaluation(store, digest: str, task: Path, entry: Path):
+    """The evaluation of snapshot `digest` on `task` cached at `entry`, else run there; and
+    whether it ran (1) or was cached (0)."""
+    evaluation = cached_evaluation(entry)
     if evaluation is not None:
-        return evaluation.reward, 0
-    evaluation = evaluate_snapshot(SnapshotJob(store.root, store.control_dir, digest, task, cache_root / digest))
-    return evaluation.reward, 1
+        return evaluation, 0
+    return evaluate_snapshot(SnapshotJob(store.root, store.control_dir, digest, task, entry)), 1

@@ -226,8 +226,6 @@ def score_inputs(path: Path, targets: LoadedTargets, keep_going: bool = False) -
     return lines
 
 
-
-
 def _score_chunk(parsed: Parsed, targets: LoadedTargets, keep_going: bool) -> list[bytes]:
     columns, kinds = parsed.columns(targets.targets)
     scored = score_columns(columns, len(parsed.labels), targets, kinds)

@@ -204,12 +204,6 @@ def pnr_outputs(score: TreeScore, task: TaskConfig, results: Path) -> dict[str, 
     return out
 
 
-def tool_versions(tool: str) -> str:
-    from closer.tasks.public_versions import line
-
-    return line(tool)
-
-
 @click.command()
 @click.argument("tool", type=click.Choice(TOOLS), required=False)
 @click.option("--workspace", type=click.Path(file_okay=False, path_type=Path))
@@ -219,7 +213,9 @@ def tool_versions(tool: str) -> str:
 def main(tool: str | None, workspace: Path | None, results: Path | None, metrics: Path | None,
          show_version: bool) -> None:
     if show_version:
-        click.echo(tool_versions(tool or ""))
+        from closer.tasks.public_versions import line  # what the tools.toml `version` command prints
+
+        click.echo(line(tool or ""))
         return
     if tool is None or workspace is None or results is None or metrics is None:
         raise click.UsageError("need TOOL, --workspace, --results and --metrics")

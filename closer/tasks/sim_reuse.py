@@ -12,7 +12,8 @@ results.xml, the log and the oracle's report folder (all a scoring reads), with 
 counts; a restore renames the stored run's folders to this run's in them.
 
 Only a run that completed (results.xml written) is kept: a timeout, crash or build failure may
-depend on the machine. The entries live in `<flow cache>/sim` (closer.flow.cachedir), so they
+depend on the machine. A job whose inputs are not all regular files (`plain_inputs`) is always
+run, never looked up. The entries live in `<flow cache>/sim` (closer.flow.cachedir), so they
 follow the flow cache's trust rule (docs/security.md): shared only between the machinery baselines'
 trials, else the trial's own.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import time
 from pathlib import Path
 
@@ -34,6 +36,7 @@ REPORTS = "@REPORTS@"
 BUILD = "@BUILD@"
 _REPORT_NAME = r"reports-[0-9a-f]{16}"  # closer.tasks.oracle_reports.report_dir
 FORMAT = "1"
+PYCACHE = "__pycache__"  # bytecode the testbench's import writes: not an input
 LOCK_WAIT_S = 1800.0  # a same-key run elsewhere: wait for it rather than run it beside it
 
 
@@ -46,7 +49,7 @@ def active() -> Path | None:
 def run(job: CocotbJob, cache: Path | None) -> tuple[SimResult, bool]:
     """`run_cocotb(job, check_build=False)`, served from `cache` when an equal job completed
     before; (result, reused). A ToolTimeout propagates as from run_cocotb."""
-    if cache is None:
+    if cache is None or not plain_inputs(job):
         return run_cocotb(job, check_build=False), False
     from closer.flow.reuse import FlowCache
 
@@ -61,18 +64,44 @@ def run(job: CocotbJob, cache: Path | None) -> tuple[SimResult, bool]:
 
 
 def job_key(job: CocotbJob) -> str:
-    from closer.flow.reuse import _key, folder_digest
-    from closer.flow.cache import file_sha256
+    """closer.flow.reuse's key of a step over the sources (by content, in order) with the job's
+    fields, the sources' names (a suffix decides how cocotb compiles a file) and the include and
+    testbench folders' digests."""
+    from closer.flow.reuse import files_key, folder_digest
 
     fields = {
         "format": FORMAT, "simulator": job.simulator, "toplevel": job.toplevel, "test_module": job.test_module,
         "testcase": job.testcase, "seed": job.seed, "timeout_s": job.timeout_s, "build_args": job.build_args,
         "parameters": job.parameters, "defines": job.defines, "env": normalized_env(job),
-        "sources": [(path.name, file_sha256(path)) for path in job.sources],
-        "includes": [folder_digest(path, skip_dirs=("__pycache__",)) for path in job.includes],
-        "tests": folder_digest(job.test_dir, skip_dirs=("__pycache__",)),
+        "source_names": [path.name for path in job.sources],
+        "includes": [folder_digest(path, skip_dirs=(PYCACHE,)) for path in job.includes],
+        "tests": folder_digest(job.test_dir, skip_dirs=(PYCACHE,)),
     }
-    return _key("sim", "", fields, os.environ.get("PATH", ""))
+    return files_key("sim", job.sources, fields, os.environ.get("PATH", ""))
+
+
+def plain_inputs(job: CocotbJob) -> bool:
+    """Every file the key would read is a regular file in a tree of plain folders. A workspace's
+    tree is the agent's: a link, FIFO or device there is simulated as it is but never hashed
+    (hashing would follow the link out of the tree, or block on the FIFO)."""
+    if not all(_is(path, stat.S_ISREG) for path in job.sources):
+        return False
+    for folder in (job.test_dir, *job.includes):
+        if not _is(folder, stat.S_ISDIR):
+            return False
+        for top, dirs, files in os.walk(folder):
+            dirs[:] = [name for name in dirs if name != PYCACHE]
+            if not all(_is(Path(top, name), stat.S_ISDIR) for name in dirs) or \
+                    not all(_is(Path(top, name), stat.S_ISREG) for name in files):
+                return False
+    return True
+
+
+def _is(path: Path, kind) -> bool:
+    try:
+        return kind(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def normalized_env(job: CocotbJob) -> dict[str, str]:

@@ -96,6 +96,8 @@ class Case:
     params: dict = field(default_factory=dict)
     weak: bool = False        # gcd's task-B start: the weak RTL in gcd's folder
     physical: str = ""        # the design's own [physical] table (as a design.toml sets it)
+    config: str = "default"   # the named config of design.toml the run takes (--config)
+    fetch: bool = False       # upstream RTL: `closer design fetch` the folder before the run
 
 
 # mac16 is a design folder (bench/designs/mac16: its 20 ns clock and its core_utilization 0.20 are
@@ -115,6 +117,10 @@ DESIGNS: dict[str, Case] = {
                     physical="\n[physical]\ncore_utilization = 0.2\n"),
     "mac16x4": Case("rtl", "INLINE", "macN", 10.0, "4 MAC lanes (issue 19)", {"N": 4},
                     physical="\n[physical]\ncore_utilization = 0.2\n"),
+    "picorv32": Case("folder", "REPO:designs/picorv32", "picorv32", 10.0, "RV32I core, upstream RTL (issue 19)",
+                     fetch=True),
+    "firdma_small": Case("folder", "REPO:designs/firdma", "firdma", 20.0, "AXI DMA + 4-tap FIR, flop buffer (issue 19)",
+                         config="small"),
 }
 DEFAULT_ROWS = ["counter8", "gcd", "gcd_5ns", "gcd_weak", "crc_lfsr", "alu_rf", "pwm_bank", "mac16"]
 CORNERS = ("ss_100C_1v60", "tt_025C_1v80", "ff_n40C_1v95")
@@ -179,9 +185,14 @@ def run_one(name: str, work: Path, timeout_s: float = 4 * 3600) -> dict:
     shutil.rmtree(out, ignore_errors=True)
     design = re.search(r'(?m)^name = "([^"]+)"', (folder / "design.toml").read_text()).group(1)
     measured = f"{_commit()}, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC"  # at the start
+    case = DESIGNS[name]
+    if case.fetch:
+        subprocess.run([sys.executable, "-m", "closer", "design", "fetch", design], check=True, cwd=ROOT,
+                       capture_output=True, text=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "closer", "flow", "run", str(folder), "--out", str(out)],
+    done = subprocess.run([sys.executable, "-m", "closer", "flow", "run", str(folder), "--config", case.config,
+                           "--out", str(out)],
                           capture_output=True, text=True, timeout=timeout_s, cwd=ROOT)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     row: dict = {"design": name, "shape": DESIGNS[name].shape, "clock_ns": DESIGNS[name].period_ns,
@@ -224,8 +235,18 @@ def congestion_section(rows: list[dict]) -> list[str]:
         m = r.get("metrics", {})
         lines += [f"- {r['design']}: peak {m.get('closer__place__congestion__peak')}, "
                   f"{m.get('closer__place__congestion__over_one')} of {m.get('closer__place__congestion__gcells')} "
-                  f"GCells over 1", "", f"![congestion {r['design']}]({r['congestion_png']})", ""]
+                  f"GCells over 1{_inflation_note(m)}", "", f"![congestion {r['design']}]({r['congestion_png']})", ""]
     return lines
+
+
+def _inflation_note(m: dict) -> str:
+    """What the routability rounds (closer.physical.place.inflation) did, when any ran."""
+    rounds = m.get("closer__place__inflation__rounds")
+    if not rounds:
+        return ""
+    return (f"; inflation above {m['closer__place__inflation__target']}: {rounds} rounds, kept round "
+            f"{m['closer__place__inflation__kept_round']}, overflow {m['closer__place__inflation__overflow_before']} → "
+            f"{m['closer__place__inflation__overflow_after']} (peak before {m['closer__place__inflation__peak_before']})")
 
 
 # --- report -----------------------------------------------------------------------------------

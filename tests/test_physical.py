@@ -489,3 +489,56 @@ def test_congestion_ratio_leaves_out_a_direction_without_tracks():
     assert CongestionMap(13.6, demand, demand, 10.0, 0.0).ratio.tolist() == [[0.5, 0.0]]
     assert CongestionMap(13.6, demand, 2 * demand, 10.0, 5.0).ratio.tolist() == [[2.0, 0.0]]
     assert CongestionMap(13.6, demand, demand, 0.0, 0.0).metrics()["closer__place__congestion__peak"] == 0.0
+
+
+def test_inflation_spreads_cells_over_the_target_and_leaves_the_rest(counter_run):
+    """The routability mode (closer.physical.place.inflation) two-way: a placement whose RUDY peak
+    is at or below the target runs no round and is left as placed; with a target below the
+    counter's peak the cells in the GCells over it count as larger, the kept round has no more
+    overflow than the first placement, its map is the kept layout's, the layout stays legal
+    (every cell on its own sites) and the metrics say what happened. Pure Python, on the counter."""
+    from closer.pdk import pdk
+    from closer.physical.floorplan.floorplan import FloorplanConfig, insert_fill, make_floorplan
+    from closer.physical.io.lef import read_macros
+    from closer.physical.io.netlist import read_netlist
+    from closer.physical.place import inflation
+    from closer.physical.place.congestion import rudy
+    from closer.physical.place.place import PlaceConfig, place
+
+    _, work = counter_run
+    macros = read_macros(pdk().cell_lef)
+    tech = read_tech(pdk().tech_lef)
+    netlist = read_netlist(work / "phys" / "netlist.json", "counter")
+
+    def placed():
+        layout = make_floorplan(netlist, macros, FloorplanConfig())
+        place(netlist, macros, layout, PlaceConfig())
+        return layout
+
+    plain = placed()
+    peak = float(rudy(netlist, plain, macros, tech, 5).ratio.max())
+    calm = placed()
+    kept, rounds = inflation.inflate(netlist, macros, calm, tech, 5, PlaceConfig(congestion_target=peak))
+    assert len(rounds) == 1 and rounds[0].over_target == 0 and calm.cells == plain.cells
+    assert inflation.metrics(rounds, peak)["closer__place__inflation__rounds"] == 0
+
+    target = round(0.6 * peak, 4)
+    hot = placed()
+    kept, rounds = inflation.inflate(netlist, macros, hot, tech, 5, PlaceConfig(congestion_target=target))
+    assert rounds[0].over_target > 0 and len(rounds) > 1 and rounds[1].inflated_cells > 0
+    assert rounds[-1].max_factor <= PlaceConfig().max_inflation
+    m = inflation.metrics(rounds, target)
+    assert m["closer__place__inflation__overflow_after"] <= m["closer__place__inflation__overflow_before"]
+    assert m["closer__place__inflation__overflow_before"] == pytest.approx(inflation.overflow(rudy(netlist, plain, macros, tech, 5), target), abs=1e-3)
+    assert inflation.overflow(kept, target) == pytest.approx(m["closer__place__inflation__overflow_after"], abs=1e-3)
+    assert rudy(netlist, hot, macros, tech, 5).ratio.tolist() == kept.ratio.tolist()  # the map is the kept layout's
+    assert (hot.cells != plain.cells) == (m["closer__place__inflation__kept_round"] > 0)
+    insert_fill(copy.deepcopy(hot), macros)  # raises on an overlap
+    assert set(hot.cells) == set(plain.cells)
+
+
+def test_inflation_growth_is_the_ratio_over_target_capped():
+    from closer.physical.place.inflation import grow
+
+    factors = grow({"a": 1.0, "b": 1.0, "c": 2.5}, {"a": 1.2, "b": 0.5, "c": 1.8}, 0.9, 2.0, 3.0)
+    assert factors["a"] == pytest.approx((1.2 / 0.9) ** 2) and factors["b"] == 1.0 and factors["c"] == 3.0

@@ -30,9 +30,9 @@ from closer.errors import InputError
 from closer.pdk import ALL_CORNERS, CORNERS, PdkPaths, pdk
 from closer.physical.cts import cts
 from closer.physical.io import defio, netlist as netlist_mod
-from closer.physical.place import congestion, place
+from closer.physical.place import congestion, inflation, place
 from closer.physical.repair import buffering, cleanup, diodes, hold, incremental, repair, sizing
-from closer.physical.route import pinaccess, route
+from closer.physical.route import groute, pinaccess, route
 from closer.physical.signoff import antenna, drc, gds, lvs, parasitics, signoff_drc, sta
 from closer.physical.floorplan.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
 from closer.physical.io.lef import Macro, Tech, read_macros, read_tech
@@ -46,6 +46,7 @@ class PhysicalConfig:
     floorplan: FloorplanConfig = field(default_factory=FloorplanConfig)
     place: place.PlaceConfig = field(default_factory=place.PlaceConfig)
     route: route.RouteConfig = field(default_factory=route.RouteConfig)
+    groute: groute.GrouteConfig = field(default_factory=groute.GrouteConfig)
     repair: repair.RepairConfig = field(default_factory=repair.RepairConfig)
     cts: cts.CtsConfig = field(default_factory=cts.CtsConfig)
     sizing: sizing.SizingConfig = field(default_factory=sizing.SizingConfig)
@@ -73,8 +74,11 @@ class PhysicalPaths:
         <out>/netlist.json            Yosys JSON of the input netlist
         <out>/placed.def              floorplan + placement + pins + power grid
         <out>/congestion.json         the placement's RUDY congestion estimate per GCell
+        <out>/inflation.json          the routability rounds (closer.physical.place.inflation)
         <out>/router_cells.lef        qrouter's view of the cells (pin access)
-        <out>/route/                  qrouter scripts, logs, <top>_route.def, <top>.rc
+        <out>/route/                  qrouter scripts, logs, <top>_route.def, <top>.rc; from
+                                      RouteConfig.guides_min_nets nets groute.json (the global
+                                      route: capacities, usage) and guides.txt (qrouter's guides)
         <out>/route/on/               the same for the second routing variant, when it ran
         <out>/replace/                the routability fallback's own run up to routing (step
                                       Replace), when it ran; replace/first/ the first layout's
@@ -110,6 +114,9 @@ class PhysicalPaths:
     metadata = property(lambda s: s.root / "metadata.json")
     access_cache = property(lambda s: s.root / "pin_access.json")
     congestion_json = property(lambda s: s.root / "congestion.json")
+    inflation_json = property(lambda s: s.root / "inflation.json")
+    groute_json = property(lambda s: s.route_dir / "groute.json")
+    guides_txt = property(lambda s: s.route_dir / "guides.txt")
 
 
 @dataclass
@@ -198,11 +205,14 @@ class Place(Step):
     inputs = ("netlist", "layout")
 
     def run(self, ctx):
-        place.place(ctx.netlist, ctx.macros, ctx.layout, ctx.config.place)
-        estimate = congestion.rudy(ctx.netlist, ctx.layout, ctx.macros, ctx.tech, ctx.config.route.layers)
+        cfg = ctx.config.place
+        place.place(ctx.netlist, ctx.macros, ctx.layout, cfg)
+        estimate, rounds = inflation.inflate(ctx.netlist, ctx.macros, ctx.layout, ctx.tech, ctx.config.route.layers, cfg)
         congestion.write_json(estimate, ctx.paths.congestion_json)
+        ctx.paths.inflation_json.write_text(json.dumps(inflation.rounds_json(rounds), indent=1) + "\n")
         return {"closer__place__hpwl": round(place.hpwl(ctx.netlist, ctx.layout), 1),
-                "closer__place__io_pins": len(ctx.layout.io_pins), **estimate.metrics()}
+                "closer__place__io_pins": len(ctx.layout.io_pins), **estimate.metrics(),
+                **inflation.metrics(rounds, cfg.congestion_target)}
 
 
 class ClockTree(Step):
@@ -298,8 +308,17 @@ class Route(Step):
     inputs = ("layout", "access")
 
     def run(self, ctx):
+        cfg = ctx.config.route
+        guides, planned = None, {}
+        if cfg.guides_min_nets and len(ctx.netlist.nets) >= cfg.guides_min_nets:
+            plan = groute.global_route(ctx.netlist, ctx.layout, ctx.macros, ctx.tech, cfg.layers,
+                                       groute.power_blockages(ctx.layout), ctx.config.groute)
+            ctx.paths.route_dir.mkdir(parents=True, exist_ok=True)
+            groute.write_json(plan, ctx.paths.groute_json)
+            guides = groute.write_guides(plan, ctx.paths.guides_txt, cfg.guide_halo)
+            planned = plan.metrics()
         r = route.route(ctx.pdk.tech_lef, ctx.paths.router_lef, ctx.paths.placed_def, ctx.layout,
-                        ctx.paths.route_dir, ctx.config.route, ctx.netlist)
+                        ctx.paths.route_dir, cfg, ctx.netlist, guides)
         ctx.route_result = r
         route.finalize_def(r.routed_def, ctx.layout, ctx.netlist, ctx.macros, ctx.access, ctx.paths.final_def,
                            ctx.config.pin_access, r.failed)
@@ -312,7 +331,8 @@ class Route(Step):
                 "closer__route__variant_patches": [p for p, _ in r.tried],  # flat lists: metrics do not nest
                 "closer__route__variant_best_failed_nets": [n for _, n in r.tried],
                 "detailedroute__route__wirelength": round(wl, 1),
-                "closer__route__wall_s": round(r.wall_s, 2), "closer__route__cpu_s": round(r.cpu_s, 2), "closer__route__peak_rss_mb": round(r.peak_rss_mb, 1)}
+                "closer__route__wall_s": round(r.wall_s, 2), "closer__route__cpu_s": round(r.cpu_s, 2), "closer__route__peak_rss_mb": round(r.peak_rss_mb, 1),
+                "closer__route__guided": guides is not None, **planned}
 
 
 # what the routability fallback runs again, from the input netlist, on its own placement

@@ -52,6 +52,18 @@ class RouteConfig:
     # to 0 but leaves the weak gcd (defaults) at 12 where the keep-out alone routes it, and the
     # keep-out alone routes every design that routed before the reserve (docs/physical.md)
     patch_variants: tuple[str, ...] = ("keepout,tracks", "on")
+    # from this many nets a global route (closer.physical.route.groute) guides stage 1: each net is
+    # searched inside its GCells first (patch 03); 0: never (the default: on PicoRV32 it did not
+    # lower stage 1's failures, docs/physical.md "Global routing")
+    guides_min_nets: int = 0
+    guide_halo: int = 0                  # GCells the guides are grown by
+    # qrouter's net order (patch 04): 0 upstream's (most pins first), 1 the bounding box's smaller
+    # side first (narrow nets, which have the least room to move, go down before the wide ones)
+    net_order: int = 0
+    # stage 2 ends when `effort` rip-ups in a row made no progress; with thousands of failed nets a
+    # fixed effort of 10 ends each pass after a few dozen nets. The effort of a pass is at least
+    # this share of the nets still failed (0: the schedule's fixed efforts)
+    effort_per_failed: float = 0.0
 
 
 @dataclass
@@ -124,7 +136,8 @@ def _script(tech_lef: Path, cell_lef: Path, in_def: Path, out_def: Path, rc: Pat
         f"  if {{$r == 0 || $pass >= {max_pass} || $since >= {cfg.patience}}} break",
         f"  if {{[clock seconds] - $t0 >= {cfg.pass_budget_s:.0f}}} {{ puts CLOSER_TIME_LIMIT; break }}",
         "  incr pass",
-        "  set r [stage2 mask $m effort $e]",
+        ("  set r [stage2 mask $m effort [expr {max($e, int(ceil(%s * $r)))}]]" % repr(cfg.effort_per_failed)
+         if cfg.effort_per_failed > 0 else "  set r [stage2 mask $m effort $e]"),
         '  puts "CLOSER_PASS $pass $r"',
         "  if {$r < $best} { set best $r; set since 0"
         + ("; if {$r > 0} closer_save" if save_best else "") + " } else { incr since }",
@@ -166,23 +179,31 @@ def _parse(log: Path) -> tuple[list[int], int]:
 PATCH_ENV = "QROUTER_CLOSER_PATCH"
 
 
-def _patch_env(patch: str | None) -> dict[str, str]:
-    return {PATCH_ENV: patch} if patch else {}
+GUIDES_ENV = "QROUTER_CLOSER_GUIDES"  # patch 03: the global route's guides for stage 1
+
+
+ORDER_ENV = "QROUTER_CLOSER_ORDER"    # patch 04: the net order method
+
+
+def _patch_env(patch: str | None, guides: Path | None = None, order: int = 0) -> dict[str, str]:
+    return {**({PATCH_ENV: patch} if patch else {}), **({GUIDES_ENV: str(guides)} if guides else {}),
+            **({ORDER_ENV: str(order)} if order else {})}
 
 
 def route(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: Path,
-          cfg: RouteConfig, netlist: Netlist | None = None) -> RouteResult:
+          cfg: RouteConfig, netlist: Netlist | None = None, guides: Path | None = None) -> RouteResult:
     """qrouter with each of `cfg.patch_variants` in turn (the first in `work`, the others in a
     subfolder each) until one leaves no net unrouted; else the one whose best pass failed the
     fewest nets, and only that one is replayed to its best pass (see `_route_once`). A
-    QROUTER_CLOSER_PATCH set in the environment is the only variant."""
+    QROUTER_CLOSER_PATCH set in the environment is the only variant. `guides`: the global route's
+    guides file (groute.write_guides), which stage 1 searches inside first (patch 03)."""
     small = netlist is None or len(netlist.nets) < cfg.save_best_min_nets
     variants: tuple[str | None, ...] = (None,) if PATCH_ENV in os.environ else (
         cfg.patch_variants if small else cfg.patch_variants[:1])
     runs: list[_FullRun] = []
     for i, patch in enumerate(variants):
         folder = work / (patch or "").replace(",", "_") if i else work
-        runs.append(_route_once(tech_lef, router_lef, in_def, layout, folder, cfg, netlist, patch))
+        runs.append(_route_once(tech_lef, router_lef, in_def, layout, folder, cfg, netlist, patch, guides))
         if runs[-1].result is not None and runs[-1].result.failed_nets == 0:
             break
     chosen = min(runs, key=lambda r: r.best_failed)  # the first on a tie
@@ -207,7 +228,7 @@ class _FullRun:
 
 
 def _route_once(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: Path,
-                cfg: RouteConfig, netlist: Netlist | None, patch: str | None) -> _FullRun:
+                cfg: RouteConfig, netlist: Netlist | None, patch: str | None, guides: Path | None = None) -> _FullRun:
     binary = qrouter_binary()
     work.mkdir(parents=True, exist_ok=True)
     out_def, rc = work / f"{layout.top}_route.def", work / f"{layout.top}.rc"
@@ -226,7 +247,7 @@ def _route_once(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, 
         tcl.write_text(_script(tech_lef, router_lef, in_def, out_def, rc, layout, cfg, max_pass, priority,
                                save_best=best_dir if tag == "full" else None))
         done = run(Command([str(binary), "-noc", "-nog", "-s", str(tcl)], cwd=work, timeout_s=cfg.timeout_s,
-                           env=_patch_env(patch)), work / f"qrouter_{tag}.log", check=False)
+                           env=_patch_env(patch, guides, cfg.net_order)), work / f"qrouter_{tag}.log", check=False)
         passes, final = _parse(done.log)
         return done, passes, final
 
@@ -516,7 +537,7 @@ def reroute(tech_lef: Path, router_lef: Path, routed_def: Path, rc_file: Path, l
     tcl.write_text(_script(tech_lef, router_lef, partial, out_def, out_rc, layout, cfg, cfg.max_passes,
                            before_read=before_read, after_read=[f"ignore {' '.join(others)}"] if others else []))
     done = run(Command([str(binary), "-noc", "-nog", "-s", str(tcl)], cwd=work, timeout_s=cfg.timeout_s,
-                       env=_patch_env(patch)), work / "qrouter_reroute.log", check=False)
+                       env=_patch_env(patch, None, cfg.net_order)), work / "qrouter_reroute.log", check=False)
     _, final = _parse(done.log)
     if not out_def.is_file():
         raise ToolError(f"qrouter wrote no DEF in the repair run; log: {done.log}")

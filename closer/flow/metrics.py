@@ -107,6 +107,12 @@ KEY_TABLE: list[KeyDoc] = [
     KeyDoc("closer__route__unrouted_nets", "count", "nets qrouter left unrouted"),
     KeyDoc("closer__route__time_limited", "bool", "the routing time budget (`RouteConfig.pass_budget_s`, 1,200 s; "
            "hard limit `timeout_s`, 1,800 s) ended qrouter's rip-up schedule; the best pass so far is the result"),
+    KeyDoc("closer__route__guided", "bool", "a global route guided qrouter's stage 1 (`RouteConfig.guides_min_nets`; "
+           "closer/physical/route/groute.py, qrouter patch 03)"),
+    KeyDoc("closer__groute__overflow", "tracks", "the global route's tracks over capacity, summed over the GCell "
+           "boundaries, after its rip-up rounds (only when it ran)"),
+    KeyDoc("closer__place__inflation__overflow_after", "ratio", "RUDY overflow over `PlaceConfig.congestion_target` "
+           "(sum over GCells) of the placement kept after the cell-inflation rounds (closer/physical/place/inflation.py)"),
     KeyDoc("finish__timing__setup__ws", "ns",
            "OpenSTA with the routed SPEF at the signoff corner (tt_025C_1v80)"),
     KeyDoc("finish__timing__hold__ws", "ns", "the same, hold"),

@@ -12,7 +12,7 @@ import os
 import re
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from closer.errors import ToolError, ToolMissing, ToolTimeout
@@ -64,6 +64,19 @@ class RouteConfig:
     # fixed effort of 10 ends each pass after a few dozen nets. The effort of a pass is at least
     # this share of the nets still failed (0: the schedule's fixed efforts)
     effort_per_failed: float = 0.0
+    # from this many nets both apply (net_order 1, effort_per_failed 1.0): measured on PicoRV32
+    # (9.6k nets), docs/physical.md "Routing large designs"; the suite's designs (at most ~1.8k
+    # nets) keep the schedule their sign-off was measured with
+    large_min_nets: int = 3000
+    large_patch: str = "on"              # the one variant from large_min_nets nets (with net order 1,
+                                         # the reserve failed 4x fewer nets in stage 1 than the keep-out alone)
+
+    def for_nets(self, nets: int) -> "RouteConfig":
+        """The settings a design of `nets` nets is routed with."""
+        if self.large_min_nets and nets >= self.large_min_nets:
+            return replace(self, net_order=self.net_order or 1, effort_per_failed=self.effort_per_failed or 1.0,
+                           patch_variants=(self.large_patch,))
+        return self
 
 
 @dataclass
@@ -197,13 +210,14 @@ def route(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: 
     fewest nets, and only that one is replayed to its best pass (see `_route_once`). A
     QROUTER_CLOSER_PATCH set in the environment is the only variant. `guides`: the global route's
     guides file (groute.write_guides), which stage 1 searches inside first (patch 03)."""
+    cfg = cfg.for_nets(len(netlist.nets)) if netlist is not None else cfg
     small = netlist is None or len(netlist.nets) < cfg.save_best_min_nets
     variants: tuple[str | None, ...] = (None,) if PATCH_ENV in os.environ else (
         cfg.patch_variants if small else cfg.patch_variants[:1])
     runs: list[_FullRun] = []
     for i, patch in enumerate(variants):
         folder = work / (patch or "").replace(",", "_") if i else work
-        runs.append(_route_once(tech_lef, router_lef, in_def, layout, folder, cfg, netlist, patch, guides))
+        runs.append(_route_once(tech_lef, router_lef, in_def, layout, folder, cfg, netlist, patch, guides=guides))
         if runs[-1].result is not None and runs[-1].result.failed_nets == 0:
             break
     chosen = min(runs, key=lambda r: r.best_failed)  # the first on a tie

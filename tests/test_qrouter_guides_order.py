@@ -15,11 +15,9 @@ import re
 import pytest
 
 from closer.paths import repo_paths
-from closer.physical.io.lef import read_macros
-from closer.physical.route import pinaccess
 from closer.physical.route.route import GUIDES_ENV, ORDER_ENV, qrouter_binary
 from closer.procs import Command, run
-from tests.test_qrouter_pin_reserve import COMPONENT, FIXTURE, ROUTE_TCL as RESERVE_TCL
+from tests.test_qrouter_pin_reserve import COMPONENT, FIXTURE, ROUTE_TCL as RESERVE_TCL, fixture_router_lef
 
 pytestmark = pytest.mark.slow
 
@@ -35,11 +33,7 @@ def setup(tmp_path_factory, pdk_paths):
     if b"QROUTER_CLOSER_GUIDES" not in library.read_bytes() or b"QROUTER_CLOSER_ORDER" not in library.read_bytes():
         pytest.fail(f"qrouter at {binary} was built without patches 03/04: rerun scripts/build-qrouter.sh")
     work = tmp_path_factory.mktemp("guides")
-    macros = read_macros(pdk_paths.cell_lef)
-    def_text = FIXTURE.read_text()
-    masters = {m for _, m, *_ in COMPONENT.findall(def_text)}
-    table = pinaccess.access_table(macros, masters, pdk_paths.gds, work / "pin_access.json")
-    cell_lef = pinaccess.write_router_lef(macros, table, work / "router_cells.lef")
+    macros, _, cell_lef = fixture_router_lef(work, pdk_paths)
     return binary, cell_lef, work, macros
 
 

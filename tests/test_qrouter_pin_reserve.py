@@ -97,6 +97,14 @@ def vias_next_to_other_nets_pins(routed_def: Path, pins: dict[tuple[int, int], s
     return found
 
 
+def fixture_router_lef(work: Path, pdk_paths):
+    """The PDK's cells, their pin-access table and the router cell LEF for FIXTURE's masters."""
+    macros = read_macros(pdk_paths.cell_lef)
+    masters = {m for _, m, *_ in COMPONENT.findall(FIXTURE.read_text())}
+    table = pinaccess.access_table(macros, masters, pdk_paths.gds, work / "pin_access.json")
+    return macros, table, pinaccess.write_router_lef(macros, table, work / "router_cells.lef")
+
+
 @pytest.fixture(scope="module")
 def routed(tmp_path_factory, pdk_paths):
     binary = qrouter_binary()
@@ -104,12 +112,8 @@ def routed(tmp_path_factory, pdk_paths):
     if b"reserve" not in library.read_bytes():
         pytest.fail(f"qrouter at {binary} was built without {PATCH.name}: rerun scripts/build-qrouter.sh")
     work = tmp_path_factory.mktemp("pin_reserve")
-    macros = read_macros(pdk_paths.cell_lef)
-    def_text = FIXTURE.read_text()
-    masters = {m for _, m, *_ in COMPONENT.findall(def_text)}
-    table = pinaccess.access_table(macros, masters, pdk_paths.gds, work / "pin_access.json")
-    cell_lef = pinaccess.write_router_lef(macros, table, work / "router_cells.lef")
-    out = {"pins": single_tap_pins(def_text, macros, table)}
+    macros, table, cell_lef = fixture_router_lef(work, pdk_paths)
+    out = {"pins": single_tap_pins(FIXTURE.read_text(), macros, table)}
     for parts in (WITHOUT, WITH):
         folder = work / parts.replace(",", "_")
         folder.mkdir()

@@ -53,9 +53,9 @@ class RouteConfig:
     # keep-out alone routes every design that routed before the reserve (docs/physical.md)
     patch_variants: tuple[str, ...] = ("keepout,tracks", "on")
     # from this many nets a global route (closer.physical.route.groute) guides stage 1: each net is
-    # searched inside its GCells first (patch 03); 0: never (the default: on PicoRV32 it did not
-    # lower stage 1's failures, docs/physical.md "Global routing")
-    guides_min_nets: int = 0
+    # searched inside its GCells first (patch 03); 0: never. On PicoRV32 with net order 1 it is
+    # the wide nets, routed last, that fail without it (docs/physical.md "Routing large designs")
+    guides_min_nets: int = 3000
     guide_halo: int = 0                  # GCells the guides are grown by
     # qrouter's net order (patch 04): 0 upstream's (most pins first), 1 the bounding box's smaller
     # side first (narrow nets, which have the least room to move, go down before the wide ones)

@@ -7,7 +7,8 @@ misses setup at ss after routing, a sizing round resizes a few cells, and
   reroute);
 - isolation buffers add nets the routed layout did not have: they are added and routed;
 - with the reroute perturbed (the resized cells' own nets left out, so their old wiring misses the
-  moved pins) the whole-chip checks find the problems and the full reroute is used, ending clean.
+  moved pins) the whole-chip checks find the problems and the full reroute is used: every net
+  routed, LVS clean, fewer markers than the incremental left.
 
 One corner (ss, where the counter misses) keeps each run under a minute and a half on 2 cores."""
 
@@ -89,7 +90,13 @@ def test_a_reroute_that_leaves_problems_falls_back_to_the_full_one(counter_v, tm
     assert m[f"{ROUND}__incremental_problems"] > 0 and m[f"{ROUND}__full_reroute"] is True
     later = _steps_after_sizing(tmp_path / "phys")
     assert later.count("Route") == 1 and later.index("Route") > later.index("Lvs")  # after the incremental's checks
-    _assert_signed_off(m)
+    # the full reroute mends what the perturbed incremental one left: every net routed, LVS and
+    # antenna clean, fewer markers than the incremental's problems. Not necessarily DRC-clean with
+    # the rip-up rounds off: on the 2026-12-04 machine it leaves one m1.2 via-pad pair (0.095 um),
+    # the same at bed2983 with that commit's qrouter build, which the rounds (off here) would mend
+    assert m["closer__route__unrouted_nets"] == 0 and m["closer__signoff__lvs__clean"] is True
+    assert m["detailedroute__antenna__violating__nets"] == 0
+    assert m["detailedroute__route__drc_errors"] < m[f"{ROUND}__incremental_problems"]
 
 
 def test_isolation_buffers_get_their_new_nets_routed_incrementally(counter_v, tmp_path):

@@ -195,7 +195,7 @@ def run_one(name: str, work: Path, timeout_s: float = 4 * 3600) -> dict:
                            "--out", str(out)],
                           capture_output=True, text=True, timeout=timeout_s, cwd=ROOT)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    row: dict = {"design": name, "shape": DESIGNS[name].shape, "clock_ns": DESIGNS[name].period_ns,
+    row: dict = {"design": name, "shape": case.shape, "clock_ns": case.period_ns,
                  "physical": _physical_table(folder), "run_dir": str(out),
                  "wall_s": round(time.monotonic() - t0, 1),
                  "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1),

@@ -7,6 +7,7 @@ defaults it does not)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -105,3 +106,19 @@ def test_large_designs_route_narrow_nets_first_with_effort_per_failed_net(tmp_pa
     assert "effort [expr {max($e, int(ceil(1.0 * $r)))}]" in _script(*args, RouteConfig(effort_per_failed=1.0), 15)
     assert "stage2 mask $m effort $e]" in _script(*args, cfg, 15)
     assert RouteConfig(large_min_nets=0).for_nets(10**6) == RouteConfig(large_min_nets=0)
+
+
+def test_an_outer_environment_cannot_set_the_guides_or_the_net_order(monkeypatch):
+    """qrouter's environment always names the guides and the net order (empty / 0 when the
+    config uses none), so a QROUTER_CLOSER_GUIDES or _ORDER left in the caller's environment does
+    not reach the router; the config's own values do."""
+    from closer.physical.route.route import GUIDES_ENV, ORDER_ENV, _qrouter_env
+    from closer.procs import Command
+
+    monkeypatch.setenv(GUIDES_ENV, "/tmp/elsewhere.txt")
+    monkeypatch.setenv(ORDER_ENV, "1")
+    plain = _qrouter_env("on", None, 0)
+    assert plain[GUIDES_ENV] == "" and plain[ORDER_ENV] == "0" and plain["QROUTER_CLOSER_PATCH"] == "on"
+    assert {**os.environ, **Command(["qrouter"], env=plain).env}[GUIDES_ENV] == ""
+    guided = _qrouter_env("on", Path("g.txt"), 1)
+    assert guided[GUIDES_ENV] == "g.txt" and guided[ORDER_ENV] == "1"

@@ -55,6 +55,22 @@ class CongestionMap:
                 "demand_h_um": np.round(self.demand_h, 2).tolist(), "demand_v_um": np.round(self.demand_v, 2).tolist()}
 
 
+def gcell_grid(layout: Layout, gcell_rows: int = GCELL_ROWS) -> tuple[float, int, int]:
+    """The die's square GCell grid: (side in um, rows, cols); the last row and column may stick out."""
+    gcell = gcell_rows * ROW_H / DBU
+    return (gcell, max(1, int(np.ceil(layout.die_h / DBU / gcell))), max(1, int(np.ceil(layout.die_w / DBU / gcell))))
+
+
+def gcell_at(x: float, y: float, gcell: float, shape: tuple[int, int]) -> tuple[int, int]:
+    """(row, col) of the GCell holding the point (um); points on the die's top or right edge go to the last one."""
+    return min(shape[0] - 1, int(y // gcell)), min(shape[1] - 1, int(x // gcell))
+
+
+def overlaps(edges: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """Per grid interval (between consecutive `edges`), its overlap with [lo, hi]."""
+    return np.clip(np.minimum(edges[1:], hi) - np.maximum(edges[:-1], lo), 0, None)
+
+
 def pin_points(netlist: Netlist, layout: Layout, macros: dict[str, Macro]) -> dict[str, list[tuple[float, float]]]:
     """Each net's pin positions in µm: a cell pin at its cell's centre, an IO pin at its die edge."""
     centre = {}
@@ -80,8 +96,7 @@ def rudy(netlist: Netlist, layout: Layout, macros: dict[str, Macro], tech: Tech,
          gcell_rows: int = GCELL_ROWS) -> CongestionMap:
     """The RUDY map of the placed `layout` over the die, with the supply of the first `layers`
     routing layers (the router's)."""
-    gcell = gcell_rows * ROW_H / DBU
-    cols, rows = max(1, int(np.ceil(layout.die_w / DBU / gcell))), max(1, int(np.ceil(layout.die_h / DBU / gcell)))
+    gcell, rows, cols = gcell_grid(layout, gcell_rows)
     routed = [layer for layer in tech.routing_layers[:layers] if layer.name not in CELL_LAYERS]
     supply_h = sum(gcell / layer.pitch_y * gcell for layer in routed if layer.direction == "HORIZONTAL")
     supply_v = sum(gcell / layer.pitch_x * gcell for layer in routed if layer.direction == "VERTICAL")
@@ -93,9 +108,7 @@ def rudy(netlist: Netlist, layout: Layout, macros: dict[str, Macro], tech: Tech,
         x1, x2, y1, y2 = min(xs), max(xs), min(ys), max(ys)
         w, h = max(x2 - x1, min_extent), max(y2 - y1, min_extent)
         x2, y2 = x1 + w, y1 + h
-        overlap_x = np.clip(np.minimum(edges_x[1:], x2) - np.maximum(edges_x[:-1], x1), 0, None)
-        overlap_y = np.clip(np.minimum(edges_y[1:], y2) - np.maximum(edges_y[:-1], y1), 0, None)
-        area = np.outer(overlap_y, overlap_x)
+        area = np.outer(overlaps(edges_y, y1, y2), overlaps(edges_x, x1, x2))
         demand_h += area / h
         demand_v += area / w
     return CongestionMap(gcell, demand_h, demand_v, supply_h, supply_v)

@@ -11,11 +11,11 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from closer.physical.floorplan.floorplan import DBU, ROW_H, SITE_W, Layout
+from closer.physical.floorplan.floorplan import DBU, ROW_H, Layout
 from closer.physical.io.lef import Macro, Tech
 from closer.physical.io.netlist import Netlist
 from closer.physical.place import place as placer
-from closer.physical.place.congestion import CongestionMap, rudy
+from closer.physical.place.congestion import CongestionMap, gcell_at, rudy
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,6 @@ def overflow(cmap: CongestionMap, target: float) -> float:
 def cell_ratios(cmap: CongestionMap, netlist: Netlist, layout: Layout, macros: dict[str, Macro]) -> dict[str, float]:
     """Each placed cell's GCell ratio (the GCell of its centre)."""
     ratio = cmap.ratio
-    rows, cols = ratio.shape
     out = {}
     for name in netlist.instances:
         cell = layout.cells.get(name)
@@ -44,7 +43,7 @@ def cell_ratios(cmap: CongestionMap, netlist: Netlist, layout: Layout, macros: d
             continue
         x = cell.x / DBU + macros[netlist.instances[name].master].width / 2
         y = (cell.y + ROW_H / 2) / DBU
-        out[name] = float(ratio[min(rows - 1, int(y // cmap.gcell_um)), min(cols - 1, int(x // cmap.gcell_um))])
+        out[name] = float(ratio[gcell_at(x, y, cmap.gcell_um, ratio.shape)])
     return out
 
 
@@ -61,7 +60,7 @@ def inflate(netlist: Netlist, macros: dict[str, Macro], layout: Layout, tech: Te
     """Inflation rounds on the placed `layout` (it is left at the best round); returns that round's
     map and every round's record. No round when the placement is at or below the target."""
     target = cfg.congestion_target
-    widths = {n: round(macros[netlist.instances[n].master].width * DBU) // SITE_W for n in netlist.instances}
+    widths = placer.site_widths(netlist, macros)
     factors = {n: 1.0 for n in widths}
     estimate = rudy(netlist, layout, macros, tech, layers)
     rounds = [_record(0, estimate, target, netlist, layout, factors)]

@@ -47,6 +47,11 @@ class PlaceConfig:
 PEAK_BIN = 20_000  # dbu (20 um, ~7 rows): the squares pin density is counted in
 
 
+def site_widths(netlist: Netlist, macros: dict[str, Macro]) -> dict[str, int]:
+    """Each instance's width in placement sites."""
+    return {n: round(macros[inst.master].width * DBU) // SITE_W for n, inst in netlist.instances.items()}
+
+
 def _edges(netlist: Netlist, index: dict[str, int], io_index: dict[str, int]):
     """Two-pin connections (a, b, weight); IO pins are numbered after the cells."""
     rows, cols, weights = [], [], []
@@ -147,7 +152,7 @@ def _place(netlist: Netlist, macros: dict[str, Macro], layout: Layout, cfg: Plac
         if it + 1 < cfg.io_passes:
             assign = _reassign_io(netlist, ports, slots, index, xs, ys, layout)
     layout.io_pins = {p: IoPin(p, netlist.ports[p], x, edge) for p, (edge, x) in assign.items()}
-    widths = {n: round(macros[netlist.instances[n].master].width * DBU) // SITE_W for n in names}
+    widths = site_widths(netlist, macros)
     weights = weights or {n: float(widths[n]) for n in names}
     fx = {io_index[p]: float(x) for p, (edge, x) in assign.items()}
     fy = {io_index[p]: float(0 if edge == "bottom" else layout.die_h) for p, (edge, x) in assign.items()}
@@ -182,8 +187,7 @@ def _peak_weights(netlist: Netlist, layout: Layout, macros: dict[str, Macro], al
             if inst in square:
                 pins[square[inst]] = pins.get(square[inst], 0) + 1
     mean = sum(pins.values()) / max(len(pins), 1)
-    return {n: round(macros[netlist.instances[n].master].width * DBU) // SITE_W
-            * max(1.0, pins.get(square.get(n), 0) / mean) ** alpha for n in netlist.instances}
+    return {n: w * max(1.0, pins.get(square.get(n), 0) / mean) ** alpha for n, w in site_widths(netlist, macros).items()}
 
 
 def hpwl(netlist: Netlist, layout: Layout) -> float:

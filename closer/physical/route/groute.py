@@ -21,10 +21,11 @@ from pathlib import Path
 import numpy as np
 
 from closer.errors import InputError
-from closer.physical.floorplan.floorplan import DBU, ROW_H, Layout
+from closer.physical.floorplan.floorplan import DBU, RAIL_W, Layout
 from closer.physical.io.lef import Macro, Tech
 from closer.physical.io.netlist import Netlist
-from closer.physical.place.congestion import CELL_LAYERS, GCELL_ROWS, pin_points
+from closer.physical.io.defio import rails, straps
+from closer.physical.place.congestion import CELL_LAYERS, GCELL_ROWS, gcell_at, gcell_grid, overlaps, pin_points
 
 Cell = tuple[int, int]  # (row, col)
 
@@ -69,7 +70,7 @@ class GlobalRoute:
 
     @property
     def overfull(self) -> int:
-        return int((self.usage_h > self.capacity.h).sum() + (self.usage_v > self.capacity.v).sum())
+        return _overfull(self.usage_h, self.usage_v, self.capacity)
 
     def wirelength_um(self) -> float:
         return float(self.usage_h.sum() + self.usage_v.sum()) * self.gcell_um
@@ -93,8 +94,7 @@ def capacity(layout: Layout, tech: Tech, layers: int, blockages: list[tuple[str,
              cfg: GrouteConfig, gcell_rows: int = GCELL_ROWS) -> Capacity:
     """Boundary capacities of the die's GCell grid for the first `layers` routing layers;
     `blockages`: (layer, x1, y1, x2, y2) in um (rails, straps) whose tracks are taken."""
-    gcell = gcell_rows * ROW_H / DBU
-    cols, rows = max(1, int(np.ceil(layout.die_w / DBU / gcell))), max(1, int(np.ceil(layout.die_h / DBU / gcell)))
+    gcell, rows, cols = gcell_grid(layout, gcell_rows)
     tracks_h, tracks_v = np.zeros((rows, cols)), np.zeros((rows, cols))  # per GCell, before blockages
     routed = [layer for layer in tech.routing_layers[:layers] if layer.name not in CELL_LAYERS]
     by_name = {layer.name: layer for layer in routed}
@@ -108,8 +108,7 @@ def capacity(layout: Layout, tech: Tech, layers: int, blockages: list[tuple[str,
         layer = by_name.get(name)
         if layer is None:
             continue
-        overlap_x = np.clip(np.minimum(edges_x[1:], x2) - np.maximum(edges_x[:-1], x1), 0, None)
-        overlap_y = np.clip(np.minimum(edges_y[1:], y2) - np.maximum(edges_y[:-1], y1), 0, None)
+        overlap_x, overlap_y = overlaps(edges_x, x1, x2), overlaps(edges_y, y1, y2)
         if layer.direction == "HORIZONTAL":  # tracks covered across the shape's height, over its share of the GCell's length
             tracks_h -= np.outer((overlap_y + layer.pitch_y) / layer.pitch_y, overlap_x / gcell) * (overlap_y[:, None] > 0)
         else:
@@ -122,10 +121,9 @@ def capacity(layout: Layout, tech: Tech, layers: int, blockages: list[tuple[str,
 
 def connections(points: dict[str, list[tuple[float, float]]], gcell: float, shape: tuple[int, int]) -> dict[str, list[tuple[Cell, Cell]]]:
     """Each net's two-pin connections: a minimum spanning tree (Manhattan, Prim) over its pins' GCells."""
-    rows, cols = shape
     out = {}
     for net, pts in points.items():
-        cells = sorted({(min(rows - 1, int(y // gcell)), min(cols - 1, int(x // gcell))) for x, y in pts})
+        cells = sorted({gcell_at(x, y, gcell, shape) for x, y in pts})
         if len(cells) < 2:
             out[net] = []
             continue
@@ -243,7 +241,7 @@ def route(points: dict[str, list[tuple[float, float]]], cap: Capacity, cfg: Grou
         a, b = conns[net][k]
         paths[(net, k)] = _l_shape(grid, a, b)
         grid.add(paths[(net, k)], 1)
-    history = [_overfull(grid)]
+    history = [_overfull(grid.use_h, grid.use_v, cap)]
     for _ in range(cfg.rounds):
         if history[-1] == 0:
             break
@@ -255,26 +253,23 @@ def route(points: dict[str, list[tuple[float, float]]], cap: Capacity, cfg: Grou
             paths[key] = _maze(grid, a, b, shape, cfg.margin)
             grid.add(paths[key], 1)
         grid.present *= cfg.present_growth
-        history.append(_overfull(grid))
+        history.append(_overfull(grid.use_h, grid.use_v, cap))
     guides: dict[str, set[Cell]] = {net: set() for net in conns}
     for (net, _), path in paths.items():
         guides[net].update(path)
     for net, pts in points.items():  # nets inside one GCell: that GCell
         if not guides[net]:
-            x, y = pts[0]
-            guides[net].add((min(shape[0] - 1, int(y // cap.gcell_um)), min(shape[1] - 1, int(x // cap.gcell_um))))
+            guides[net].add(gcell_at(*pts[0], cap.gcell_um, shape))
     return GlobalRoute(cap.gcell_um, cap, grid.use_h, grid.use_v, {n: sorted(g) for n, g in guides.items()}, history)
 
 
-def _overfull(grid: _Grid) -> int:
-    return int((grid.use_h > grid.cap.h).sum() + (grid.use_v > grid.cap.v).sum())
+def _overfull(use_h: np.ndarray, use_v: np.ndarray, cap: Capacity) -> int:
+    """Boundaries whose usage is over their capacity."""
+    return int((use_h > cap.h).sum() + (use_v > cap.v).sum())
 
 
 def power_blockages(layout: Layout) -> list[tuple[str, float, float, float, float]]:
     """The power grid's shapes (met1 rails, met2 straps) as routing blockages, in um."""
-    from closer.physical.floorplan.floorplan import RAIL_W
-    from closer.physical.io.defio import rails, straps
-
     out = [("met1", x0 / DBU, (y - RAIL_W / 2) / DBU, x1 / DBU, (y + RAIL_W / 2) / DBU) for _, x0, x1, y in rails(layout)]
     return out + [("met2", st.x0 / DBU, st.y0 / DBU, st.x1 / DBU, st.y1 / DBU) for st in straps(layout)]
 
@@ -286,7 +281,7 @@ def global_route(netlist: Netlist, layout: Layout, macros: dict[str, Macro], tec
 
 
 def write_guides(result: GlobalRoute, path: Path, halo: int = 0) -> Path:
-    """The guides as text for qrouter (patch 05): per net one line `net x1 y1 x2 y2 ...` in um, a
+    """The guides as text for qrouter (patch 03): per net one line `net x1 y1 x2 y2 ...` in um, a
     rectangle per run of GCells in a row, grown by `halo` GCells."""
     g = result.gcell_um
     lines = []

@@ -70,7 +70,7 @@ class RouteConfig:
     # ~1.8k nets) keep the schedule their sign-off was measured with
     large_min_nets: int = 3000
     large_patch: str = "on"              # the one variant from large_min_nets nets (with net order 1,
-                                         # the reserve failed 4x fewer nets in stage 1 than the keep-out alone)
+                                         # stage 1 on PicoRV32: 1,769 failed against the keep-out's 2,023)
 
     def for_nets(self, nets: int) -> "RouteConfig":
         """The settings a design of `nets` nets is routed with."""
@@ -203,6 +203,12 @@ def _patch_env(patch: str | None, guides: Path | None = None, order: int = 0) ->
             **({ORDER_ENV: str(order)} if order else {})}
 
 
+def _qrouter_env(patch: str | None, guides: Path | None, order: int) -> dict[str, str]:
+    """qrouter's environment: the patch switches, with the guides and the net order always set
+    (empty / 0 when unused), so that an outer environment cannot change what the config routes."""
+    return {GUIDES_ENV: "", ORDER_ENV: "0", **_patch_env(patch, guides, order)}
+
+
 def route(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: Path,
           cfg: RouteConfig, netlist: Netlist | None = None, guides: Path | None = None) -> RouteResult:
     """qrouter with each of `cfg.patch_variants` in turn (the first in `work`, the others in a
@@ -261,7 +267,7 @@ def _route_once(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, 
         tcl.write_text(_script(tech_lef, router_lef, in_def, out_def, rc, layout, cfg, max_pass, priority,
                                save_best=best_dir if tag == "full" else None))
         done = run(Command([str(binary), "-noc", "-nog", "-s", str(tcl)], cwd=work, timeout_s=cfg.timeout_s,
-                           env=_patch_env(patch, guides, cfg.net_order)), work / f"qrouter_{tag}.log", check=False)
+                           env=_qrouter_env(patch, guides, cfg.net_order)), work / f"qrouter_{tag}.log", check=False)
         passes, final = _parse(done.log)
         return done, passes, final
 
@@ -551,7 +557,7 @@ def reroute(tech_lef: Path, router_lef: Path, routed_def: Path, rc_file: Path, l
     tcl.write_text(_script(tech_lef, router_lef, partial, out_def, out_rc, layout, cfg, cfg.max_passes,
                            before_read=before_read, after_read=[f"ignore {' '.join(others)}"] if others else []))
     done = run(Command([str(binary), "-noc", "-nog", "-s", str(tcl)], cwd=work, timeout_s=cfg.timeout_s,
-                       env=_patch_env(patch, None, cfg.net_order)), work / "qrouter_reroute.log", check=False)
+                       env=_qrouter_env(patch, None, cfg.net_order)), work / "qrouter_reroute.log", check=False)
     _, final = _parse(done.log)
     if not out_def.is_file():
         raise ToolError(f"qrouter wrote no DEF in the repair run; log: {done.log}")

@@ -113,6 +113,10 @@ KEY_TABLE: list[KeyDoc] = [
            "boundaries, after its rip-up rounds (only when it ran)"),
     KeyDoc("closer__place__inflation__overflow_after", "ratio", "RUDY overflow over `PlaceConfig.congestion_target` "
            "(sum over GCells) of the placement kept after the cell-inflation rounds (closer/physical/place/inflation.py)"),
+    KeyDoc("closer__fanout__removed", "count", "synthesis's buffers taken out before placement "
+           "(closer/physical/repair/fanout.py; designs of `FanoutConfig.min_instances`, 3,000, instances and more; 0 below)"),
+    KeyDoc("closer__fanout__buffers", "count", "`buf_4` the fanout trees by placement added after it (nets with more "
+           "than `FanoutConfig.max_sinks`, 24, sinks; clock nets are the clock tree's)"),
     KeyDoc("finish__timing__setup__ws", "ns",
            "OpenSTA with the routed SPEF at the signoff corner (tt_025C_1v80)"),
     KeyDoc("finish__timing__hold__ws", "ns", "the same, hold"),

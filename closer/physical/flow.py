@@ -3,8 +3,9 @@
     run_physical(netlist_v, top, sdc, out_dir, config) -> PhysicalResult
 
 Steps (each a small class with declared inputs/outputs; `Step.start` is the one place that
-times a step and records it): ReadNetlist, Floorplan (die, rows, tap cells), Place (IO pins,
-global placement, legalization), ClockTree, HoldRepair (delay cells), Fill, WriteDef (with the
+times a step and records it): ReadNetlist, Unbuffer (synthesis's buffer trees out, large designs),
+Floorplan (die, rows, tap cells), Place (IO pins, global placement, legalization), FanoutTree
+(buffer trees by placement, where Unbuffer ran), ClockTree, HoldRepair (delay cells), Fill, WriteDef (with the
 power grid), PinAccess, Route (+ finalize), Gds (+ same-net fills), Drc (Closer's deck), Lvs, Repair,
 Cleanup, Antenna (LEF ratios; diode repair), Sta, SetupRepair (gate sizing on the SPEF, then only
 what it changed rerouted and signed off again), SignoffDrc (the official deck, once, on the final
@@ -31,7 +32,7 @@ from closer.pdk import ALL_CORNERS, CORNERS, PdkPaths, pdk
 from closer.physical.cts import cts
 from closer.physical.io import defio, netlist as netlist_mod
 from closer.physical.place import congestion, inflation, place
-from closer.physical.repair import buffering, cleanup, diodes, hold, incremental, repair, sizing
+from closer.physical.repair import buffering, cleanup, diodes, fanout, hold, incremental, repair, sizing
 from closer.physical.route import groute, pinaccess, route
 from closer.physical.signoff import antenna, drc, gds, lvs, parasitics, signoff_drc, sta
 from closer.physical.floorplan.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
@@ -49,6 +50,7 @@ class PhysicalConfig:
     groute: groute.GrouteConfig = field(default_factory=groute.GrouteConfig)
     repair: repair.RepairConfig = field(default_factory=repair.RepairConfig)
     cts: cts.CtsConfig = field(default_factory=cts.CtsConfig)
+    fanout: fanout.FanoutConfig = field(default_factory=fanout.FanoutConfig)
     sizing: sizing.SizingConfig = field(default_factory=sizing.SizingConfig)
     hold: hold.HoldConfig = field(default_factory=hold.HoldConfig)
     antenna: antenna.AntennaConfig = field(default_factory=antenna.AntennaConfig)
@@ -187,6 +189,35 @@ class ReadNetlist(Step):
         return {"closer__netlist__instances": len(ctx.netlist.instances), "closer__netlist__nets": len(ctx.netlist.nets)}
 
 
+def _clock_nets(ctx: Context) -> list[str]:
+    """The clock ports' nets, in the SDC's order."""
+    ports = cts.clock_ports(ctx.sdc.read_text()) if ctx.sdc else [ctx.config.clock_port]
+    return list(dict.fromkeys(p for p in ports if p))
+
+
+class Unbuffer(Step):
+    """Synthesis's buffer trees out before placement (closer.physical.repair.fanout), on designs
+    of FanoutConfig.min_instances instances and more; the netlist STA reads becomes
+    `<top>_unbuffered.v`. FanoutTree builds trees by placement instead."""
+
+    id = "Unbuffer"
+    inputs = ("netlist",)
+
+    def run(self, ctx):
+        cfg = ctx.config.fanout
+        if not cfg.applies(ctx.netlist):
+            return {"closer__fanout__removed": 0}
+        removed = fanout.unbuffer(ctx.netlist, set(_clock_nets(ctx)))
+        if removed:
+            out = ctx.paths.root / f"{ctx.top}_unbuffered.v"
+            text = cts.rewrite_instances(ctx.netlist_v.read_text(), fanout.removed_moves(ctx.netlist, removed),
+                                         {ctx.netlist.original.get(r.name, r.name) for r in removed}, ctx.netlist_v)
+            out.with_suffix(".tmp.v").write_text(text)
+            out.with_suffix(".tmp.v").replace(out)
+            ctx.netlist_v = out
+        return {"closer__fanout__removed": len(removed)}
+
+
 class Floorplan(Step):
     id = "Floorplan"
     inputs = ("netlist",)
@@ -215,6 +246,27 @@ class Place(Step):
                 **inflation.metrics(rounds, cfg.congestion_target)}
 
 
+class FanoutTree(Step):
+    """Buffer trees by the placed sinks for every net (clock nets aside) with more than
+    FanoutConfig.max_sinks sinks, where Unbuffer ran; the netlist becomes `<top>_fanout.v`."""
+
+    id = "FanoutTree"
+    inputs = ("netlist", "layout")
+
+    def run(self, ctx):
+        cfg = ctx.config.fanout
+        if not ctx.metrics.get("closer__fanout__removed"):
+            return {"closer__fanout__buffers": 0}
+        buffers = fanout.build_trees(ctx.netlist, ctx.layout, ctx.macros, cfg, set(_clock_nets(ctx)))
+        if buffers:
+            out = ctx.paths.root / f"{ctx.top}_fanout.v"
+            cts.write_verilog(ctx.netlist_v, out.with_suffix(".tmp.v"), ctx.netlist, cts.ClockTree("", 0, buffers))
+            out.with_suffix(".tmp.v").replace(out)
+            ctx.netlist_v = out
+        return {"closer__fanout__buffers": len(buffers), "closer__fanout__levels": max((b.level for b in buffers), default=0),
+                "closer__fanout__nets": len({b.input_net for b in buffers if b.level == 1})}
+
+
 class ClockTree(Step):
     """Clock buffers by placement clusters (closer.physical.cts.cts); the netlist STA reads becomes
     `<top>_cts.v` when a tree was built."""
@@ -223,9 +275,8 @@ class ClockTree(Step):
     inputs = ("netlist", "layout")
 
     def run(self, ctx):
-        ports = cts.clock_ports(ctx.sdc.read_text()) if ctx.sdc else [ctx.config.clock_port]
         trees = [cts.build_tree(ctx.netlist, ctx.layout, ctx.macros, port, ctx.config.cts)
-                 for port in ports if port in ctx.netlist.nets]
+                 for port in _clock_nets(ctx) if port in ctx.netlist.nets]
         buffers = [b for t in trees for b in t.buffers]
         if buffers:
             out = ctx.paths.root / f"{ctx.top}_cts.v"
@@ -336,7 +387,7 @@ class Route(Step):
 
 
 # what the routability fallback runs again, from the input netlist, on its own placement
-REPLACE_STEPS: tuple[str, ...] = ("ReadNetlist", "Floorplan", "Place", "ClockTree", "HoldRepair", "Fill", "WriteDef",
+REPLACE_STEPS: tuple[str, ...] = ("ReadNetlist", "Unbuffer", "Floorplan", "Place", "FanoutTree", "ClockTree", "HoldRepair", "Fill", "WriteDef",
                                   "PinAccess", "Route")
 # the files of a layout up to routing that later steps read from the run directory
 _LAYOUT_FILES = ("placed_def", "router_lef", "final_def", "access_cache", "netlist_json")
@@ -901,7 +952,7 @@ class Metrics(Step):
         return m
 
 
-STEPS: tuple[type[Step], ...] = (ReadNetlist, Floorplan, Place, ClockTree, HoldRepair, Fill, WriteDef, PinAccess,
+STEPS: tuple[type[Step], ...] = (ReadNetlist, Unbuffer, Floorplan, Place, FanoutTree, ClockTree, HoldRepair, Fill, WriteDef, PinAccess,
                                  Route, Replace, Gds, Drc, Lvs, Repair, Cleanup, ReplaceAfterRepair, Antenna, Sta,
                                  SetupRepair, SignoffDrc, Metrics)
 

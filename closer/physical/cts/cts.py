@@ -68,16 +68,19 @@ def _position(layout: Layout, macros: dict[str, Macro], inst: str, pin: str) -> 
     return p.x + m.width * DBU / 2, p.y + m.height * DBU / 2
 
 
-def _clusters(points: list[tuple[tuple[str, str], float, float]], size: int) -> list[list]:
-    """Recursive balanced bisection on the wider spread until each group has <= size points."""
-    if len(points) <= size:
-        return [points]
+def _clusters(points: list[tuple[tuple[str, str], float, float]], size: int,
+              max_span: float | None = None) -> list[list]:
+    """Recursive balanced bisection on the wider spread until each group has <= size points
+    (and, with `max_span`, a bounding box of at most that half-perimeter, or one point)."""
     xs, ys = [p[1] for p in points], [p[2] for p in points]
-    key = 1 if max(xs) - min(xs) >= max(ys) - min(ys) else 2
+    dx, dy = max(xs) - min(xs), max(ys) - min(ys)
+    if len(points) <= size and (max_span is None or dx + dy <= max_span or len(points) == 1):
+        return [points]
+    key = 1 if dx >= dy else 2
     points = sorted(points, key=lambda p: (p[key], p[0]))
-    groups = math.ceil(len(points) / size)
+    groups = max(2, math.ceil(len(points) / size))
     split = math.ceil(groups / 2) * len(points) // groups
-    return _clusters(points[:split], size) + _clusters(points[split:], size)
+    return _clusters(points[:split], size, max_span) + _clusters(points[split:], size, max_span)
 
 
 def build_tree(netlist: Netlist, layout: Layout, macros: dict[str, Macro], clock: str,
@@ -87,6 +90,7 @@ def build_tree(netlist: Netlist, layout: Layout, macros: dict[str, Macro], clock
     tree = ClockTree(clock, len(sinks), [])
     level = 1
     width = round(macros[cfg.buffer].width * DBU) // SITE_W
+    widths = place_mod.site_widths(netlist, macros)
     while cfg.enabled and len(sinks) > cfg.max_sinks:
         points = [(s, *_position(layout, macros, *s)) for s in sinks]
         next_sinks = []
@@ -96,7 +100,7 @@ def build_tree(netlist: Netlist, layout: Layout, macros: dict[str, Macro], clock
             _insert(netlist, buf, cfg.buffer)
             cx = sum(p[1] for p in group) / len(group)
             cy = sum(p[2] for p in group) / len(group)
-            widths = {n: round(macros[c.master].width * DBU) // SITE_W for n, c in layout.cells.items()}
+            widths[name] = width
             place_mod._place_spill(layout, widths, [(name, cx, cy, width)], netlist)
             tree.buffers.append(buf)
             next_sinks.append((name, "A"))
@@ -116,18 +120,19 @@ def _insert(netlist: Netlist, buf: Buffer, master: str) -> None:
     netlist.original.setdefault(buf.output_net, buf.output_net)
 
 
-def write_verilog(source: Path, out: Path, netlist: Netlist, tree: ClockTree) -> Path:
+def write_verilog(source: Path, out: Path, netlist: Netlist, tree: ClockTree,
+                  removed: tuple[str, ...] = ()) -> Path:
     """The input netlist (Yosys write_verilog) with each moved sink pin on its buffer's net, the
-    new wires declared and the buffers appended before `endmodule`."""
+    new wires declared and the buffers appended before `endmodule`; `removed`: instances (netlist
+    names) taken out, their sinks' pins moved as the in-memory netlist has them."""
     text = source.read_text()
     buffers = {b.name for b in tree.buffers}
     moves: dict[str, dict[str, str]] = {}
     for b in tree.buffers:
         for inst, pin in b.sinks:
             if inst not in buffers:  # a buffer's input is written with the buffer below
-                moves.setdefault(inst, {})[pin] = b.output_net
-    for inst, pins in moves.items():
-        text = _move_pins(text, netlist.original.get(inst, inst), pins, source)
+                moves.setdefault(netlist.original.get(inst, inst), {})[pin] = b.output_net
+    text = rewrite_instances(text, moves, {netlist.original.get(n, n) for n in removed}, source)
     wires = "".join(f"  wire {b.output_net};\n" for b in tree.buffers)
     cells = "".join(f"  {b.master} {b.name} (\n"
                     f"    .A({verilog_net(netlist, netlist.instances[b.name].pins['A'])}),\n"
@@ -143,19 +148,52 @@ def write_verilog(source: Path, out: Path, netlist: Netlist, tree: ClockTree) ->
     return out
 
 
+# one cell instance of Yosys's write_verilog: `  <master> <name> (\n    .<pin>(<net>),\n ... );`
+# (Yosys escapes some names, `\<name> `, not others)
+_INSTANCE = re.compile(r"^([ \t]*)([A-Za-z_][A-Za-z0-9_$]*)[ \t]+(\\\S+ |[A-Za-z_][A-Za-z0-9_$]*)\s*\((.*?)\);\n?",
+                       re.M | re.S)
+_KEYWORDS = {"module", "input", "output", "inout", "wire", "reg", "assign"}
+
+
+def rewrite_instances(text: str, moves: dict[str, dict[str, str]], removed: set[str], source: Path) -> str:
+    """`text` in one pass: the pins of `moves` (instance -> pin -> Verilog net) reconnected, the
+    instances of `removed` deleted; an instance or pin not found is an error."""
+    seen: set[str] = set()
+
+    def edit(match: re.Match) -> str:
+        if match.group(2) in _KEYWORDS:
+            return match.group(0)
+        raw = match.group(3)
+        inst = raw[1:].rstrip() if raw.startswith("\\") else raw
+        if inst in removed:
+            seen.add(inst)
+            return ""
+        pins = moves.get(inst)
+        if not pins:
+            return match.group(0)
+        seen.add(inst)
+        block = match.group(0)
+        for pin, net in pins.items():
+            block, n = re.subn(r"\." + re.escape(pin) + r"\([^()]*\)", lambda _, t=f".{pin}({net})": t, block, count=1)
+            if n != 1:
+                raise ValueError(f"{source}: instance {inst} has no pin {pin}")
+        return block
+
+    text = _INSTANCE.sub(edit, text)
+    missing = (set(moves) | removed) - seen
+    if missing:
+        raise ValueError(f"{source}: instance {sorted(missing)[0]} not found")
+    return text
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+
+
 def verilog_net(netlist: Netlist, net: str) -> str:
+    """`net` as the netlist's Verilog writes it: a bit-select of a vector (`x[3]`), a simple
+    identifier, or else escaped (`\\x[3] `: a scalar of that name, as Yosys's splitnets makes)."""
     name = netlist.original.get(net, net)
-    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(\[\d+\])?", name) else f"\\{name} "
-
-
-def _move_pins(text: str, inst: str, pins: dict[str, str], source: Path) -> str:
-    name = rf"(?:\\{re.escape(inst)} |{re.escape(inst)}\s)"  # Yosys escapes some names, not others
-    match = re.search(r"\n\s*\S+\s+" + name + r"\s*\((.*?)\);", text, re.S)
-    if match is None:
-        raise ValueError(f"{source}: instance {inst} not found")
-    block = match.group(0)
-    for pin, net in pins.items():
-        block, n = re.subn(r"\." + re.escape(pin) + r"\([^()]*\)", f".{pin}({net})", block, count=1)
-        if n != 1:
-            raise ValueError(f"{source}: instance {inst} has no pin {pin}")
-    return text[:match.start()] + block + text[match.end():]
+    if net in netlist.vector_bits and (bit := re.fullmatch(r"(.+)(\[\d+\])", name)):
+        base, index = bit.groups()
+        return (base if _IDENTIFIER.fullmatch(base) else f"\\{base} ") + index
+    return name if _IDENTIFIER.fullmatch(name) else f"\\{name} "

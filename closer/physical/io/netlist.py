@@ -34,6 +34,9 @@ class Netlist:
     nets: dict[str, list[tuple[str, str]]]  # net -> [(instance or "PIN", pin)]
     original: dict[str, str] = field(default_factory=dict)  # safe name -> netlist name
     bus_bits: set[str] = field(default_factory=set)  # ports that are one bit of a multi-bit port
+    # nets that are one bit of a multi-bit port or wire (`x[3]` is a bit-select in the Verilog; a
+    # net named `x[3]` otherwise is the escaped scalar `\\x[3] ` that Yosys's splitnets makes)
+    vector_bits: set[str] = field(default_factory=set)
 
     def masters(self) -> set[str]:
         return {inst.master for inst in self.instances.values()}
@@ -83,6 +86,7 @@ def read_netlist(json_path: Path, top: str) -> Netlist:
     bit_name: dict[int, str] = {}
     ports: dict[str, str] = {}
     bus_bits: set[str] = set()
+    vector_bits: set[str] = set()
     for pname, port in module["ports"].items():
         bits = port["bits"]
         for i, bit in enumerate(bits):
@@ -97,12 +101,15 @@ def read_netlist(json_path: Path, top: str) -> Netlist:
             ports[bit_name[bit]] = port["direction"]
             if len(bits) > 1:
                 bus_bits.add(bit_name[bit])
+                vector_bits.add(bit_name[bit])
     for nname, info in sorted(module.get("netnames", {}).items(), key=lambda kv: kv[1].get("hide_name", 0)):
         bits = info["bits"]
         for i, bit in enumerate(bits):
             if isinstance(bit, int) and bit not in bit_name:
-                label = nname if len(bits) == 1 else f"{nname}[{i}]"
+                label = nname if len(bits) == 1 else f"{nname}[{_hdl_index(info, i)}]"
                 bit_name[bit] = namer.safe(label, "net")
+                if len(bits) > 1:
+                    vector_bits.add(bit_name[bit])
     instances: dict[str, Instance] = {}
     nets: dict[str, list[tuple[str, str]]] = {n: [("PIN", n)] for n in ports}
     for cname, cell in module.get("cells", {}).items():
@@ -121,7 +128,7 @@ def read_netlist(json_path: Path, top: str) -> Netlist:
             pins[pin] = net
             nets.setdefault(net, []).append((iname, pin))
         instances[iname] = Instance(iname, cell["type"], pins)
-    return Netlist(top, instances, ports, nets, namer.original, bus_bits)
+    return Netlist(top, instances, ports, nets, namer.original, bus_bits, vector_bits)
 
 
 GATE_SYNTH_SCRIPT = """read_liberty -lib {lib}

@@ -20,6 +20,7 @@ from closer.errors import ToolMissing, ToolTimeout
 from closer.procs import Command, run
 from tests.conftest import require_tool
 from tests.metered_helpers import make_workspace, tool_config
+from tests.process_support import alive, kill_quietly, name_of
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,14 +30,6 @@ def _descendants(pid: int) -> list[psutil.Process]:
         return psutil.Process(pid).children(recursive=True)
     except psutil.NoSuchProcess:
         return []
-
-
-def _name(proc: psutil.Process) -> str:
-    """Its name, "" once it has gone (short-lived processes end between listing and asking)."""
-    try:
-        return proc.name()
-    except psutil.NoSuchProcess:
-        return ""
 
 
 def _wait_for(predicate, timeout_s: float = 30.0, what: str = "condition"):
@@ -51,15 +44,15 @@ def _wait_for(predicate, timeout_s: float = 30.0, what: str = "condition"):
 
 def _assert_all_gone(procs: list[psutil.Process], timeout_s: float = 10.0) -> None:
     deadline = time.monotonic() + timeout_s
-    alive = procs
+    left = procs
     while time.monotonic() < deadline:
-        alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
-        if not alive:
+        left = [p for p in left if alive(p)]
+        if not left:
             return
         time.sleep(0.05)
-    names = [f"{p.pid} {p.name()}" for p in alive]
-    for p in alive:
-        p.kill()
+    names = [f"{p.pid} {name_of(p)}" for p in left]
+    for p in left:
+        kill_quietly(p)
     pytest.fail(f"processes left behind: {names}")
 
 
@@ -116,10 +109,10 @@ RUNNER = textwrap.dedent("""
 def test_sigkill_of_the_starter_kills_its_commands(tmp_path: Path, kill_watchdog: bool):
     runner = RUNNER.format(root=str(ROOT), log=str(tmp_path / "log"), kill_watchdog=kill_watchdog)
     parent = subprocess.Popen([sys.executable, "-c", runner])
-    tools = _wait_for(lambda: [p for p in _descendants(parent.pid) if _name(p) == "sleep"][:2] or None,
+    tools = _wait_for(lambda: [p for p in _descendants(parent.pid) if name_of(p) == "sleep"][:2] or None,
                       what="the command's processes")
     everything = _descendants(parent.pid)
-    _wait_for(lambda: len([p for p in _descendants(parent.pid) if _name(p) == "sleep"]) == 2, what="both sleeps")
+    _wait_for(lambda: len([p for p in _descendants(parent.pid) if name_of(p) == "sleep"]) == 2, what="both sleeps")
     everything = _descendants(parent.pid)
     os.kill(parent.pid, signal.SIGKILL)
     parent.wait()
@@ -134,7 +127,7 @@ def test_sigkill_of_closer_tool_sim_leaves_no_process(tmp_path: Path):
     tb.write_text(tb.read_text().replace("$finish;", "forever #10;"))  # a simulation that never ends
     tool = subprocess.Popen([sys.executable, "-m", "closer.metered", "sim"], cwd=ws.root,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _wait_for(lambda: any(_name(p) == "vvp" for p in _descendants(tool.pid)), what="vvp to start")
+    _wait_for(lambda: any(name_of(p) == "vvp" for p in _descendants(tool.pid)), what="vvp to start")
     everything = _descendants(tool.pid)
     os.kill(tool.pid, signal.SIGKILL)
     tool.wait()
@@ -163,7 +156,7 @@ POOL_RUNNER = textwrap.dedent("""
 def test_a_worker_pool_dies_with_its_starter(tmp_path: Path, signum: int, start: str):
     parent = subprocess.Popen([sys.executable, "-c", POOL_RUNNER.format(root=str(ROOT), log=str(tmp_path / "log"),
                                                                       start=start)])
-    _wait_for(lambda: len([p for p in _descendants(parent.pid) if _name(p) == "sleep"]) == 2,
+    _wait_for(lambda: len([p for p in _descendants(parent.pid) if name_of(p) == "sleep"]) == 2,
               what="both workers' commands")
     everything = _descendants(parent.pid)
     os.kill(parent.pid, signum)
@@ -188,7 +181,7 @@ LONE_RUNNER = textwrap.dedent("""
 def test_a_command_started_by_vfork_gets_the_death_signal(tmp_path: Path, unarmed: bool):
     runner = LONE_RUNNER.format(root=str(ROOT), log=str(tmp_path / "log"), unarmed=unarmed)
     parent = subprocess.Popen([sys.executable, "-c", runner])
-    sleeps = _wait_for(lambda: [p for p in _descendants(parent.pid) if _name(p) == "sleep"] or None,
+    sleeps = _wait_for(lambda: [p for p in _descendants(parent.pid) if name_of(p) == "sleep"] or None,
                        what="the command")
     os.kill(parent.pid, signal.SIGKILL)
     parent.wait()

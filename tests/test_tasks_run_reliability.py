@@ -20,6 +20,8 @@ from closer.tasks.generate import generate_suite
 from closer.tasks.models import TaskKind
 from closer.tasks.paths import SuitePaths
 
+from tests.process_support import alive, kill_quietly, name_of
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -72,7 +74,7 @@ def test_sigkill_of_task_run_leaves_no_process_and_a_marker(task: Path, tmp_path
     while time.monotonic() < deadline:
         for p in _tree(run.pid):
             seen.setdefault(p.pid, p)
-        names = {p.name() for p in _tree(run.pid) if p.is_running()}
+        names = {name_of(p) for p in _tree(run.pid)}
         if ("vvp" in names or "iverilog" in names) and '"agent_running"' in _progress(runs):
             break
         assert run.poll() is None, run.communicate()
@@ -84,13 +86,13 @@ def test_sigkill_of_task_run_leaves_no_process_and_a_marker(task: Path, tmp_path
     os.kill(run.pid, signal.SIGKILL)
     run.wait()
     end = time.monotonic() + 15
-    alive = list(seen.values())
-    while alive and time.monotonic() < end:
-        alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    running = list(seen.values())
+    while running and time.monotonic() < end:
+        running = [p for p in running if alive(p)]
         time.sleep(0.1)
-    left = [f"{p.pid} {p.name()}" for p in alive]
-    for p in alive:
-        p.kill()
+    left = [f"{p.pid} {name_of(p)}" for p in running]
+    for p in running:
+        kill_quietly(p)
     assert not left, f"left running after SIGKILL of closer task run: {left}"
 
     trial = runs / "gcd-A-low" / "looper" / "trial-1"

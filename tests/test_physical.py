@@ -283,12 +283,12 @@ def test_antenna_repair_inserts_diodes_until_clean(counter_run, tmp_path):
 
 def _net_entries(def_text: str) -> dict[str, tuple[str, ...]]:
     """Per net, its NETS entry and its pin-stub entries (routed DEF text)."""
-    from closer.physical.repair.repair import _name, _net_blocks, _stubs
+    from closer.physical.io.defnets import block_name, net_blocks, stubs
 
     out: dict[str, list[str]] = {}
-    for block in [*_net_blocks(def_text)[2], *_stubs(def_text)]:
-        if _name(block):
-            out.setdefault(_name(block), []).append(block.strip())
+    for block in [*net_blocks(def_text)[2], *stubs(def_text)]:
+        if block_name(block):
+            out.setdefault(block_name(block), []).append(block.strip())
     return {n: tuple(b) for n, b in out.items()}
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from closer import procs
+from closer.physical.io.defnets import stubs
 from closer.physical.repair import repair
 from closer.physical.signoff.drc import DrcResult
 from closer.physical.signoff.lvs import LvsResult
@@ -80,7 +81,7 @@ def test_strip_and_splice_move_the_rerouted_nets_pin_stubs():
     stripped = repair.strip_routes(base, {"a"})
     assert "( 300 200 ) ( * 540 )" not in stripped and "( 100 900 ) ( * 1240 )" in stripped  # a's stale stub gone
     out = repair.splice_routes(base, DEF.replace("END NETS\nEND DESIGN\n", "END NETS\n" + REROUTED_STUBS), {"a"})
-    assert repair._stubs(out) == ["- b\n+ ROUTED met2 280 ( 100 900 ) ( * 1240 ) ;",
+    assert stubs(out) == ["- b\n+ ROUTED met2 280 ( 100 900 ) ( * 1240 ) ;",
                                   "- a\n+ ROUTED met1 320 ( 100 200 ) ( * 540 ) ;"]  # a's new stub, once
     assert "SPECIALNETS 2 ;" in out and out.count("SPECIALNETS") == 1 and out.rstrip().endswith("END DESIGN")
 

@@ -30,7 +30,8 @@ class _Variants:
         self.ran: list[str | None] = []
         self.replayed: list[str | None] = []
 
-    def __call__(self, tech_lef, router_lef, in_def, layout, work: Path, cfg, netlist, patch, guides=None) -> _FullRun:
+    def __call__(self, tech_lef, router_lef, in_def, layout, work: Path, cfg, netlist, patch, guides=None,
+                 before_read=()) -> _FullRun:
         self.ran.append(patch)
         failed, needs_replay = self.outcomes[patch]
 

@@ -33,7 +33,7 @@ from closer.physical.cts import cts
 from closer.physical.io import defio, netlist as netlist_mod
 from closer.physical.place import congestion, inflation, place
 from closer.physical.repair import buffering, cleanup, diodes, fanout, hold, incremental, repair, sizing
-from closer.physical.route import groute, pinaccess, route
+from closer.physical.route import bands, groute, pinaccess, route
 from closer.physical.signoff import antenna, drc, gds, lvs, parasitics, signoff_drc, sta
 from closer.physical.floorplan.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
 from closer.physical.io.lef import Macro, Tech, read_macros, read_tech
@@ -48,6 +48,7 @@ class PhysicalConfig:
     place: place.PlaceConfig = field(default_factory=place.PlaceConfig)
     route: route.RouteConfig = field(default_factory=route.RouteConfig)
     groute: groute.GrouteConfig = field(default_factory=groute.GrouteConfig)
+    bands: bands.BandConfig = field(default_factory=bands.BandConfig)
     repair: repair.RepairConfig = field(default_factory=repair.RepairConfig)
     cts: cts.CtsConfig = field(default_factory=cts.CtsConfig)
     fanout: fanout.FanoutConfig = field(default_factory=fanout.FanoutConfig)
@@ -236,7 +237,7 @@ class Place(Step):
     inputs = ("netlist", "layout")
 
     def run(self, ctx):
-        cfg = ctx.config.place
+        cfg = ctx.config.place.for_instances(len(ctx.netlist.instances))
         place.place(ctx.netlist, ctx.macros, ctx.layout, cfg)
         estimate, rounds = inflation.inflate(ctx.netlist, ctx.macros, ctx.layout, ctx.tech, ctx.config.route.layers, cfg)
         congestion.write_json(estimate, ctx.paths.congestion_json)
@@ -361,6 +362,11 @@ class Route(Step):
     def run(self, ctx):
         cfg = ctx.config.route
         guides, planned = None, {}
+        if ctx.config.bands.applies(len(ctx.netlist.nets)):
+            r, banded = bands.route_bands(ctx.netlist, ctx.layout, ctx.macros, ctx.tech, ctx.pdk.tech_lef,
+                                          ctx.paths.router_lef, ctx.paths.placed_def, ctx.paths.route_dir, cfg,
+                                          ctx.config.bands)
+            return self._finish(ctx, r, None, bands.metrics(banded))
         if cfg.guides_min_nets and len(ctx.netlist.nets) >= cfg.guides_min_nets:
             plan = groute.global_route(ctx.netlist, ctx.layout, ctx.macros, ctx.tech, cfg.layers,
                                        groute.power_blockages(ctx.layout), ctx.config.groute)
@@ -370,6 +376,10 @@ class Route(Step):
             planned = plan.metrics()
         r = route.route(ctx.pdk.tech_lef, ctx.paths.router_lef, ctx.paths.placed_def, ctx.layout,
                         ctx.paths.route_dir, cfg, ctx.netlist, guides)
+        return self._finish(ctx, r, guides, planned)
+
+    @staticmethod
+    def _finish(ctx: Context, r: route.RouteResult, guides: Path | None, planned: dict[str, Any]) -> dict[str, Any]:
         ctx.route_result = r
         route.finalize_def(r.routed_def, ctx.layout, ctx.netlist, ctx.macros, ctx.access, ctx.paths.final_def,
                            ctx.config.pin_access, r.failed)

@@ -1,5 +1,6 @@
-"""Write the placed layout as DEF 5.8 (die, rows, tracks, components, pins, power, nets) and
-read back the routed DEF's NETS section (wire length, vias, which nets have wiring)."""
+"""Write the placed layout as DEF 5.8 (die, rows, tracks, components, pins, power, nets), the
+whole die or one band of rows (band routing), and read back the routed DEF's NETS section
+(wire length, vias, which nets have wiring)."""
 
 from __future__ import annotations
 
@@ -47,7 +48,39 @@ def rails(layout: Layout) -> list[tuple[str, int, int, int]]:
     return out
 
 
-def _tracks(layout: Layout, tech: Tech) -> list[str]:
+@dataclass(frozen=True)
+class Band:
+    """A band of whole rows that a DEF may be written for alone (band routing): rows
+    [row0, row1), its die box in y, and the lowest and highest y a horizontal track of it may
+    have. The rails on its edges are in it (as obstructions); the IO pins of the die edges
+    it touches are its own."""
+
+    row0: int
+    row1: int
+    y0: int
+    y1: int
+    track_y0: int
+    track_y1: int
+
+
+@dataclass(frozen=True)
+class ExtraPin:
+    """A pin of a band's DEF that is not a port of the design: where a net crosses into the
+    neighbouring band (a square of a vertical layer's minimum width on a track point)."""
+
+    name: str
+    net: str
+    x: int
+    y: int
+    layer: str = "met2"
+    width: int = IO_PIN_W   # the square's side (dbu): the layer's minimum width
+
+
+def whole_band(layout: Layout) -> Band:
+    return Band(0, layout.rows, 0, layout.die_h, 0, layout.die_h)
+
+
+def _tracks(layout: Layout, tech: Tech, band: Band) -> list[str]:
     lines = []
     for layer in tech.routing_layers:
         ox, px = round(layer.offset_x * 1000), round(layer.pitch_x * 1000)
@@ -56,25 +89,35 @@ def _tracks(layout: Layout, tech: Tech) -> list[str]:
         if layer.direction == "VERTICAL":
             lines.append(f"TRACKS X {ox} DO {(layout.die_w - ox) // px + 1} STEP {px} LAYER {layer.name} ;")
         else:
-            lines.append(f"TRACKS Y {oy} DO {(layout.die_h - oy) // py + 1} STEP {py} LAYER {layer.name} ;")
+            first = oy + max(0, -(-(band.track_y0 - oy) // py)) * py
+            count = (min(band.track_y1, layout.die_h) - first) // py + 1
+            lines.append(f"TRACKS Y {first} DO {count} STEP {py} LAYER {layer.name} ;")
     return lines
 
 
-def write_def(layout: Layout, netlist: Netlist, tech: Tech, path: Path) -> Path:
+def write_def(layout: Layout, netlist: Netlist, tech: Tech, path: Path, band: Band | None = None,
+              extra_pins: tuple[ExtraPin, ...] = (), nets: dict[str, list[tuple[str, str]]] | None = None) -> Path:
+    """The placed layout as DEF; with `band`, only that band's rows, components, IO pins, power and
+    tracks, its `extra_pins`, and `nets` (each net's terminals inside the band, `("PIN", name)`
+    for an extra pin) instead of the netlist's."""
+    band = band or whole_band(layout)
     out = ["VERSION 5.8 ;", 'DIVIDERCHAR "/" ;', 'BUSBITCHARS "[]" ;', f"DESIGN {layout.top} ;",
-           "UNITS DISTANCE MICRONS 1000 ;", f"DIEAREA ( 0 0 ) ( {layout.die_w} {layout.die_h} ) ;"]
-    for r in range(layout.rows):
+           "UNITS DISTANCE MICRONS 1000 ;", f"DIEAREA ( 0 {band.y0} ) ( {layout.die_w} {band.y1} ) ;"]
+    for r in range(band.row0, band.row1):
         out.append(f"ROW ROW_{r} unithd {layout.core_x0} {layout.row_y(r)} {layout.row_orient(r)} "
                    f"DO {layout.cols} BY 1 STEP {SITE_W} 0 ;")
-    out += _tracks(layout, tech)
-    comps = [*layout.cells.values(), *layout.physical]
+    out += _tracks(layout, tech, band)
+    lo, hi = layout.row_y(band.row0), layout.row_y(band.row1)
+    comps = [c for c in [*layout.cells.values(), *layout.physical] if lo <= c.y < hi]
     out.append(f"COMPONENTS {len(comps)} ;")
     for c in comps:
         status = "FIXED" if c.fixed else "PLACED"
         out.append(f"- {c.name} {c.master} + {status} ( {c.x} {c.y} ) {c.orient} ;")
     out.append("END COMPONENTS")
-    pins = list(layout.io_pins.values())
-    out.append(f"PINS {len(pins) + 2} ;")
+    edges = {"bottom"} if band.row0 == 0 else set()
+    edges |= {"top"} if band.row1 == layout.rows else set()
+    pins = [p for p in layout.io_pins.values() if p.edge in edges]
+    out.append(f"PINS {len(pins) + len(extra_pins) + 2} ;")
     for p in pins:
         direction = {"input": "INPUT", "output": "OUTPUT"}.get(p.direction, "INOUT")
         # qrouter taps a pin at its PLACED point only: put that on a met1 row (0.51 um in from
@@ -83,14 +126,21 @@ def write_def(layout: Layout, netlist: Netlist, tech: Tech, path: Path) -> Path:
         ry = (-IO_PIN_TAP_Y, IO_PIN_LEN - IO_PIN_TAP_Y) if p.edge == "bottom" else (IO_PIN_TAP_Y - IO_PIN_LEN, IO_PIN_TAP_Y)
         out.append(f"- {p.name} + NET {p.name} + DIRECTION {direction} + USE SIGNAL "
                    f"+ LAYER met2 ( {-IO_PIN_W // 2} {ry[0]} ) ( {IO_PIN_W // 2} {ry[1]} ) + PLACED ( {p.x} {y} ) N ;")
+    for e in extra_pins:
+        half = e.width // 2
+        # no "+ NET": qrouter would name the pin after the net and find no "( PIN name )" of it
+        out.append(f"- {e.name} + DIRECTION INOUT + USE SIGNAL "
+                   f"+ LAYER {e.layer} ( {-half} {-half} ) ( {half} {half} ) + PLACED ( {e.x} {e.y} ) N ;")
     for st in straps(layout):
         use = "POWER" if st.net == "VPWR" else "GROUND"
         cx = (st.x0 + st.x1) // 2
+        y0, y1 = max(st.y0, band.y0), min(st.y1, band.y1)
         out.append(f"- {st.net} + NET {st.net} + SPECIAL + DIRECTION INOUT + USE {use} "
-                   f"+ LAYER met2 ( {st.x0 - cx} 0 ) ( {st.x1 - cx} {st.y1 - st.y0} ) + FIXED ( {cx} {st.y0} ) N ;")
+                   f"+ LAYER met2 ( {st.x0 - cx} 0 ) ( {st.x1 - cx} {y1 - y0} ) + FIXED ( {cx} {y0} ) N ;")
     out.append("END PINS")
-    out += _special_nets(layout)
-    signal = {n: t for n, t in netlist.nets.items() if len(t) >= 2}
+    out += _special_nets(layout, band)
+    terms_by_net = netlist.nets if nets is None else nets
+    signal = {n: t for n, t in terms_by_net.items() if len(t) >= 2}
     out.append(f"NETS {len(signal)} ;")
     for net, terms in sorted(signal.items()):
         conns = " ".join(f"( PIN {p} )" if i == "PIN" else f"( {i} {p} )" for i, p in terms)
@@ -102,19 +152,19 @@ def write_def(layout: Layout, netlist: Netlist, tech: Tech, path: Path) -> Path:
     return path
 
 
-def _special_nets(layout: Layout) -> list[str]:
+def _special_nets(layout: Layout, band: Band) -> list[str]:
     out = ["SPECIALNETS 2 ;"]
     s = {st.net: st for st in straps(layout)}
     for net in POWER_NETS:
         st = s[net]
         cx = (st.x0 + st.x1) // 2
-        wires = [f"met2 {STRAP_W} ( {cx} {st.y0} ) ( {cx} {st.y1} )"]
-        for rnet, x0, x1, y in rails(layout):
-            if rnet != net:
+        wires = [f"met2 {STRAP_W} ( {cx} {max(st.y0, band.y0)} ) ( {cx} {min(st.y1, band.y1)} )"]
+        for k, (rnet, x0, x1, y) in enumerate(rails(layout)):
+            if rnet != net or not band.row0 <= k <= band.row1:
                 continue
             wires.append(f"met1 {RAIL_W} ( {x0} {y} ) ( {x1} {y} )")
-            for k in (-1, 0, 1):
-                wires.append(f"met1 0 ( {cx + k * RAIL_VIA_STEP} {y} ) {RAIL_VIA}")
+            for d in (-1, 0, 1):
+                wires.append(f"met1 0 ( {cx + d * RAIL_VIA_STEP} {y} ) {RAIL_VIA}")
         use = "POWER" if net == "VPWR" else "GROUND"
         body = "\n    NEW ".join(wires)
         out.append(f"- {net} ( * {net} ) + USE {use}\n  + ROUTED {body} ;")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from closer import procs
+from closer.physical.io.defnets import block_name, net_blocks, stubs, with_stubs
 from closer.physical.signoff import drc, lvs
 from closer.physical.signoff.gds import LAYERS
 
@@ -155,45 +156,18 @@ def lvs_nets(result: lvs.LvsResult) -> set[str]:
 
 # ---- DEF surgery --------------------------------------------------------------------------
 
-def _net_blocks(text: str) -> tuple[int, int, list[str]]:
-    start = text.index("\nNETS ")
-    end = text.index("END NETS", start)
-    return start, end, re.split(r"\n(?=- )", text[start:end])
-
-
-def _name(block: str) -> str | None:
-    m = re.match(r"- (\S+)", block)
-    return m.group(1) if m else None
-
-
-def _stubs(text: str) -> list[str]:
-    """The stub entries after END NETS: qrouter writes each net's pin stubs as a SPECIALNETS
-    section there, and copies the stubs of the DEF it read after its own (so a reroute's output
-    has two such sections)."""
-    tail = text[text.index("END NETS") + len("END NETS"):].rsplit("END DESIGN", 1)[0]
-    body = re.sub(r"^\s*(SPECIALNETS\s+\d+\s*;|END SPECIALNETS)\s*$", "", tail, flags=re.M)
-    return [b.strip() for b in re.split(r"\n(?=- )", body) if b.strip().startswith("- ")]
-
-
-def _with_stubs(text: str, stubs: list[str]) -> str:
-    """`text` with its stub section replaced by `stubs` (one section, as a first route writes it)."""
-    end = text.index("END NETS")
-    section = f"SPECIALNETS {len(stubs)} ;\n" + "\n".join(stubs) + "\n" if stubs else ""
-    return text[:end] + "END NETS\n\n" + section + "END DESIGN\n"
-
-
 def strip_routes(text: str, nets: set[str]) -> str:
     """The DEF with the wiring of `nets` removed, their pin stubs included (their connectivity kept)."""
-    start, end, blocks = _net_blocks(text)
+    start, end, blocks = net_blocks(text)
     out = []
     for block in blocks:
-        if _name(block) in nets:
+        if block_name(block) in nets:
             cut = block.find("+ ROUTED")
             if cut >= 0:
                 block = block[:cut].rstrip() + " ;"
         out.append(block)
     text = text[:start] + "\n".join(out).rstrip() + "\n" + text[end:]
-    return _with_stubs(text, [b for b in _stubs(text) if _name(b) not in nets])
+    return with_stubs(text, [b for b in stubs(text) if block_name(b) not in nets])
 
 
 def splice_routes(base: str, rerouted: str, nets: set[str]) -> str:
@@ -201,20 +175,20 @@ def splice_routes(base: str, rerouted: str, nets: set[str]) -> str:
     the old wiring would stay as dangling metal, a missing new one leaves a pin unconnected); a net
     of `nets` that only `rerouted` has (a setup repair's buffer output) is added, and the NETS
     count follows."""
-    new = {_name(b): b for b in _net_blocks(rerouted)[2] if _name(b) in nets}
-    start, end, blocks = _net_blocks(base)
-    have = {_name(b) for b in blocks}
-    out = [new.get(_name(b), b) if _name(b) in nets else b for b in blocks]
+    new = {block_name(b): b for b in net_blocks(rerouted)[2] if block_name(b) in nets}
+    start, end, blocks = net_blocks(base)
+    have = {block_name(b) for b in blocks}
+    out = [new.get(block_name(b), b) if block_name(b) in nets else b for b in blocks]
     out += [b for n, b in new.items() if n not in have]
     section = "\n".join(b.rstrip() for b in out) + "\n"
     if len(out) > len(blocks):
-        section = re.sub(r"^\nNETS \d+ ;", f"\nNETS {sum(1 for b in out if _name(b))} ;", section, count=1)
+        section = re.sub(r"^\nNETS \d+ ;", f"\nNETS {sum(1 for b in out if block_name(b))} ;", section, count=1)
     text = base[:start] + section + base[end:]
     new_stubs: dict[str, str] = {}
-    for b in _stubs(rerouted):  # its own section comes first
-        if _name(b) in nets:
-            new_stubs.setdefault(_name(b), b)
-    return _with_stubs(text, [b for b in _stubs(text) if _name(b) not in nets] + list(new_stubs.values()))
+    for b in stubs(rerouted):  # its own section comes first
+        if block_name(b) in nets:
+            new_stubs.setdefault(block_name(b), b)
+    return with_stubs(text, [b for b in stubs(text) if block_name(b) not in nets] + list(new_stubs.values()))
 
 
 def splice_rc(base: Path, rerouted: Path, nets: set[str], out: Path) -> Path:

@@ -127,15 +127,7 @@ def _script(tech_lef: Path, cell_lef: Path, in_def: Path, out_def: Path, rc: Pat
     74 / 167 with a `cleanup all` before each save)."""
     masks = " ".join(m for m, _ in SCHEDULE)
     efforts = " ".join(str(e) for _, e in SCHEDULE)
-    lines = [
-        f"read_lef {tech_lef}",
-        f"read_lef {cell_lef}",
-        f"catch {{layers {cfg.layers}}}",
-        "via stack all",
-        f"via use {' '.join(cfg.fixed_vias)}",
-        "vdd VPWR",
-        "gnd VGND",
-    ]
+    lines = _setup(tech_lef, cell_lef, cfg)
     if cfg.block_li1:
         lines.append(f"obstruction 0 0 {layout.die_w / DBU} {layout.die_h / DBU} li1")
     if cfg.passes != 10:  # qrouter's default: the suite's scripts stay as they were measured
@@ -176,6 +168,31 @@ def _script(tech_lef: Path, cell_lef: Path, in_def: Path, out_def: Path, rc: Pat
         "quit",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _setup(tech_lef: Path, cell_lef: Path, cfg: RouteConfig) -> list[str]:
+    """The lines every qrouter script starts with: LEFs, layers, vias, power nets."""
+    return [
+        f"read_lef {tech_lef}",
+        f"read_lef {cell_lef}",
+        f"catch {{layers {cfg.layers}}}",
+        "via stack all",
+        f"via use {' '.join(cfg.fixed_vias)}",
+        "vdd VPWR",
+        "gnd VGND",
+    ]
+
+
+def rc_from_def(tech_lef: Path, cell_lef: Path, routed_def: Path, out_rc: Path, cfg: RouteConfig, work: Path) -> Path:
+    """Every net's RC tree from a routed DEF qrouter did not route in one run (band routing's
+    merged layout): qrouter reads it and writes its delays, routing nothing."""
+    tcl = work / "rc_from_def.tcl"
+    tcl.write_text("\n".join([*_setup(tech_lef, cell_lef, cfg), f"read_def {routed_def}", f"write_delays {out_rc}", "quit"]) + "\n")
+    run(Command([str(qrouter_binary()), "-noc", "-nog", "-s", str(tcl)], cwd=work, timeout_s=cfg.timeout_s,
+                env=_qrouter_env(None, None, 0)), work / "rc_from_def.log")
+    if not out_rc.is_file():
+        raise ToolError(f"qrouter wrote no RC file from {routed_def}; log: {work / 'rc_from_def.log'}")
+    return out_rc
 
 
 def failed_nets(log: Path) -> list[str]:
@@ -219,12 +236,14 @@ def _qrouter_env(patch: str | None, guides: Path | None, order: int) -> dict[str
 
 
 def route(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: Path,
-          cfg: RouteConfig, netlist: Netlist | None = None, guides: Path | None = None) -> RouteResult:
+          cfg: RouteConfig, netlist: Netlist | None = None, guides: Path | None = None,
+          before_read: tuple[str, ...] = ()) -> RouteResult:
     """qrouter with each of `cfg.patch_variants` in turn (the first in `work`, the others in a
     subfolder each) until one leaves no net unrouted; else the one whose best pass failed the
     fewest nets, and only that one is replayed to its best pass (see `_route_once`). A
     QROUTER_CLOSER_PATCH set in the environment is the only variant. `guides`: the global route's
-    guides file (groute.write_guides), which stage 1 searches inside first (patch 03)."""
+    guides file (groute.write_guides), which stage 1 searches inside first (patch 03).
+    `before_read`: Tcl lines before read_def (`obstruction`s)."""
     cfg = cfg.for_nets(len(netlist.nets)) if netlist is not None else cfg
     small = netlist is None or len(netlist.nets) < cfg.save_best_min_nets
     variants: tuple[str | None, ...] = (None,) if PATCH_ENV in os.environ else (
@@ -232,7 +251,8 @@ def route(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: 
     runs: list[_FullRun] = []
     for i, patch in enumerate(variants):
         folder = work / (patch or "").replace(",", "_") if i else work
-        runs.append(_route_once(tech_lef, router_lef, in_def, layout, folder, cfg, netlist, patch, guides=guides))
+        runs.append(_route_once(tech_lef, router_lef, in_def, layout, folder, cfg, netlist, patch, guides=guides,
+                                before_read=before_read))
         if runs[-1].result is not None and runs[-1].result.failed_nets == 0:
             break
     chosen = min(runs, key=lambda r: r.best_failed)  # the first on a tie
@@ -257,7 +277,8 @@ class _FullRun:
 
 
 def _route_once(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: Path,
-                cfg: RouteConfig, netlist: Netlist | None, patch: str | None, guides: Path | None = None) -> _FullRun:
+                cfg: RouteConfig, netlist: Netlist | None, patch: str | None, guides: Path | None = None,
+                before_read: tuple[str, ...] = ()) -> _FullRun:
     binary = qrouter_binary()
     work.mkdir(parents=True, exist_ok=True)
     out_def, rc = work / f"{layout.top}_route.def", work / f"{layout.top}.rc"
@@ -274,7 +295,7 @@ def _route_once(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, 
     def attempt(max_pass: int, tag: str):
         tcl = work / f"route_{tag}.tcl"
         tcl.write_text(_script(tech_lef, router_lef, in_def, out_def, rc, layout, cfg, max_pass, priority,
-                               save_best=best_dir if tag == "full" else None))
+                               before_read=list(before_read), save_best=best_dir if tag == "full" else None))
         done = run(Command([str(binary), "-noc", "-nog", "-s", str(tcl)], cwd=work, timeout_s=cfg.timeout_s,
                            env=_qrouter_env(patch, guides, cfg.net_order)), work / f"qrouter_{tag}.log", check=False)
         passes, final = _parse(done.log)
@@ -548,9 +569,9 @@ def have_qrouter() -> bool:
 
 def reroute(tech_lef: Path, router_lef: Path, routed_def: Path, rc_file: Path, layout: Layout, work: Path,
             cfg: RouteConfig, nets: set[str], before_read: list[str],
-            patch: str | None = None) -> tuple[Path, Path, list[str]]:
+            patch: str | None = None, priority: list[str] = ()) -> tuple[Path, Path, list[str]]:
     """Reroute only `nets` against the rest of `routed_def`'s wiring (see closer.physical.repair.repair),
-    with the QROUTER_CLOSER_PATCH value `patch` the routing used;
+    with the QROUTER_CLOSER_PATCH value `patch` the routing used, the `priority` nets first;
     returns the spliced routed DEF and RC file and the nets qrouter left unrouted."""
     from closer.physical.repair.repair import splice_rc, splice_routes, strip_routes
 
@@ -563,7 +584,7 @@ def reroute(tech_lef: Path, router_lef: Path, routed_def: Path, rc_file: Path, l
     others = [n for n in names if n not in nets]
     out_def, out_rc = work / "rerouted.def", work / "rerouted.rc"
     tcl = work / "reroute.tcl"
-    tcl.write_text(_script(tech_lef, router_lef, partial, out_def, out_rc, layout, cfg, cfg.max_passes,
+    tcl.write_text(_script(tech_lef, router_lef, partial, out_def, out_rc, layout, cfg, cfg.max_passes, list(priority),
                            before_read=before_read, after_read=[f"ignore {' '.join(others)}"] if others else []))
     done = run(Command([str(binary), "-noc", "-nog", "-s", str(tcl)], cwd=work, timeout_s=cfg.timeout_s,
                        env=_qrouter_env(patch, None, cfg.net_order)), work / "qrouter_reroute.log", check=False)

@@ -14,6 +14,9 @@ the shared machine's load hits both alike:
 * `closer-tool sim` minus the same simulator commands run bare (iverilog + vvp, in the same
   tree), median of N each, against +50 ms; standalone and through the broker, the brokered call
   also through the launcher (the client as an agent's sandbox runs it).
+* beside the standalone call, its floor: `python -SI` importing just the modules outside closer
+  that a plain standalone tool call imports (the standard library's and msgspec's, listed by a
+  child that imports closer.metered.quickcall), with no work done.
 * `closer --help` against 100 ms, beside `python -c pass`: pip's console script, and the launcher
   bootstrap.sh writes for `closer` (the listing it carries, without click) beside `python -SI -c pass`.
 
@@ -49,6 +52,7 @@ from closer import __version__  # noqa: E402
 from closer.launchers.nosite import write_launcher  # noqa: E402
 from closer.metered.broker import Broker  # noqa: E402
 from closer.metered.paths import WorkspacePaths  # noqa: E402
+from closer.quickcli import site_packages  # noqa: E402
 from tests.metered_helpers import make_workspace, tool_config  # noqa: E402
 
 GOALS_MS = {"status": 50.0, "sim_overhead": 50.0, "help": 100.0}
@@ -117,6 +121,15 @@ def bare_sim(ws: WorkspacePaths, work: Path) -> Callable[[], float]:
     return case
 
 
+def call_imports() -> list[str]:
+    """The modules outside closer that the launcher's process imports for a plain tool call."""
+    code = ("import sys; sys.path[:0] = [sys.argv[1]]; from closer.quickcli import site_packages; "
+            "sys.path.extend(site_packages()); before = set(sys.modules); import closer.metered.quickcall; "
+            "print(' '.join(sorted(m for m in sys.modules if m not in before and m.split('.')[0] != 'closer')))")
+    done = subprocess.run([PYTHON, "-SI", "-c", code, str(ROOT)], capture_output=True, text=True, check=True)
+    return done.stdout.split()
+
+
 def measure(runs: int, work: Path) -> dict:
     config = tool_config(None, budget={"sim": "uncapped", "wall_s": 10 * 86400.0})
     ws = make_workspace(work / "ws", config)
@@ -126,6 +139,8 @@ def measure(runs: int, work: Path) -> dict:
     via_broker = child_env(CLOSER_BROKER=str(socket_path))
     python_pass = lambda: timed([PYTHON, "-c", "pass"])  # noqa: E731
     launcher = str(write_launcher(work / "closer-tool", PYTHON))
+    modules = call_imports()
+    floor = (f"import sys; sys.path.extend({site_packages()!r}); import " + ", ".join(modules))
     closer_launcher = str(write_launcher(work / "closer", PYTHON, command="closer"))
     try:
         status = interleaved(runs, {
@@ -143,6 +158,7 @@ def measure(runs: int, work: Path) -> dict:
             "closer-tool sim (brokered)": lambda: timed([CLOSER_TOOL, "sim"], cwd=brokered_ws.root,
                                                         env=via_broker),
             "launcher sim (brokered)": lambda: timed([launcher, "sim"], cwd=brokered_ws.root, env=via_broker),
+            "python -SI + the call's imports": lambda: timed([PYTHON, "-SI", "-c", floor]),
         })
         helps = interleaved(runs, {
             "python -c pass": python_pass,
@@ -152,7 +168,7 @@ def measure(runs: int, work: Path) -> dict:
         })
     finally:
         broker.stop(wait_s=60)
-    return {"status": status, "sim": sim, "help": helps}
+    return {"status": status, "sim": sim, "help": helps, "call_imports": modules}
 
 
 def rows(samples: dict) -> list[dict]:
@@ -237,6 +253,18 @@ def markdown(result: dict) -> str:
     for cases in result["samples"].values():
         for name, s in cases.items():
             lines.append(f"| {name} | {s['median_ms']} | {s['min_ms']} | {s['max_ms']} | {s['cpu_median_ms']} |")
+    sim = result["samples"]["sim"]
+    if "python -SI + the call's imports" in sim:
+        floor, bare = sim["python -SI + the call's imports"], sim["bare iverilog + vvp"]
+        call = sim["closer-tool sim"]
+        lines += ["", f"The standalone call's floor: `python -SI` importing only the {len(result['call_imports'])} "
+                  f"modules outside closer that a plain standalone call imports (the standard library's and "
+                  f"msgspec's; no pydantic, no click) takes {floor['median_ms']} ms ({floor['cpu_median_ms']} ms "
+                  f"CPU), before closer's own modules and any work: {round(floor['median_ms'] / GOALS_MS['sim_overhead'], 2)} "
+                  f"of the +{GOALS_MS['sim_overhead']:g} ms goal. The call itself is {call['median_ms']} ms "
+                  f"({call['cpu_median_ms']} ms CPU) against the bare tools' {bare['median_ms']} ms: "
+                  f"{round(call['median_ms'] - bare['median_ms'] - floor['median_ms'], 1)} ms over tools + floor "
+                  "(closer's modules, the call's files, the process wrappers of closer.procs, the tree)."]
     lines += ["", f"Measured {p['date']} at commit {p['git_commit']} (closer {p['closer_version']}), Python "
               f"{p['python']}, {p['iverilog']}, {p['machine']}; 1-minute load average "
               f"{p['load_average_1min_before']} before, {p['load_average_1min_after']} after; bytecode: "
@@ -262,7 +290,8 @@ def main() -> None:
         samples = measure(args.runs, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    result = {"runs": args.runs, "rows": rows(samples),
+    modules = samples.pop("call_imports")
+    result = {"runs": args.runs, "rows": rows(samples), "call_imports": modules,
               "samples": {g: {n: summary(v) for n, v in cases.items()} for g, cases in samples.items()},
               "provenance": provenance(load_before)}
     for r in result["rows"]:

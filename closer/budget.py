@@ -2,16 +2,17 @@
 
 `closer/data/budgets.toml` is the one place the tier numbers live. A task's tool configuration
 may override any of them (`BudgetOverride`); `resolve_budget` merges the two into the `Budget`
-a run records and is checked against. `check_call` is the one budget rule.
+a run records and is checked against. `check_call` (closer.budgetcheck) is the one budget rule.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from closer.budgetcheck import Refusal, check_call  # noqa: F401  (the budget rule, re-exported)
 from closer.errors import InputError
 from closer.tomlio import load_toml_model
 from closer.toolclass import ToolClass
@@ -103,11 +104,6 @@ class Budget(_Strict):
         return self.caps[tool]
 
 
-class Refusal(_Strict):
-    kind: Literal["refused_budget", "refused_time"]
-    message: str
-
-
 def load_budget_file(path: Path = BUDGETS_FILE) -> BudgetFile:
     return load_toml_model(path, BudgetFile, "budget file {path} does not exist")
 
@@ -144,17 +140,3 @@ def resolve_budget(override: BudgetOverride, budget_file: BudgetFile | None = No
 
 def _set_fields(model: BaseModel) -> dict:
     return {k: v for k, v in model.model_dump().items() if v is not None}
-
-
-def check_call(budget: Budget, tool: ToolClass, used: int, elapsed_s: float) -> Refusal | None:
-    """None if a `tool` call may run now, with `used` calls of that class already counted."""
-    if elapsed_s >= budget.wall_s:
-        return Refusal(kind="refused_time", message=(
-            f"refused: the run's wall-clock budget is spent ({elapsed_s:.0f} s of "
-            f"{budget.wall_s:.0f} s, tier {budget.tier}); no more tool calls"))
-    cap = budget.cap(tool)
-    if cap is not None and used >= cap:
-        return Refusal(kind="refused_budget", message=(
-            f"refused: the {tool.value} budget is spent ({used} of {cap} calls, tier "
-            f"{budget.tier}); other tool classes may still have budget (see `closer-tool status`)"))
-    return None

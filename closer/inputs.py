@@ -12,19 +12,20 @@ from __future__ import annotations
 import json
 import stat
 from pathlib import Path
-from typing import TypeVar
-
-from pydantic import BaseModel, ConfigDict, ValidationError
+from typing import TYPE_CHECKING, TypeVar
 
 from closer.errors import InputError
 
-ModelT = TypeVar("ModelT", bound=BaseModel)
+if TYPE_CHECKING:  # pydantic is imported where a model is validated: the metered call's hot path reads without it
+    from pydantic import BaseModel, ConfigDict, ValidationError
+
+ModelT = TypeVar("ModelT", bound="BaseModel")
 
 MAX_INT_DIGITS = 40  # a JSON integer longer than this is no measurement (2**128 has 39 digits)
 MAX_INPUT_BYTES = 256 * 1024 * 1024
 
-# extra keys refused, NaN/Infinity refused in every float field
-FINITE = ConfigDict(extra="forbid", allow_inf_nan=False)
+# extra keys refused, NaN/Infinity refused in every float field (a ConfigDict is a plain dict)
+FINITE: ConfigDict = {"extra": "forbid", "allow_inf_nan": False}
 
 
 def read_bytes(path: Path, what: str = "file", max_bytes: int = MAX_INPUT_BYTES) -> bytes:
@@ -85,6 +86,8 @@ def load_json(path: Path, what: str = "file") -> object:
 def load_json_model(path: Path, model: type[ModelT], what: str = "file") -> ModelT:
     """`path` read, checked as strict JSON and validated as `model` (in JSON mode, so strict
     models take dates and enums from their JSON strings), or one InputError line."""
+    from pydantic import ValidationError
+
     raw = read_bytes(path, what)
     try:
         parse_json(raw)

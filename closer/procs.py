@@ -133,14 +133,21 @@ def _armed_exec() -> list[str] | None:
         setpriv, sh = shutil.which("setpriv"), shutil.which("sh")
         prefix = [setpriv, "--pdeathsig", "KILL", "--", sh, "-c", _ARM, "closer-spawn"] if setpriv and sh else None
         if prefix is not None:
-            try:
-                tried = subprocess.run([*prefix, str(os.getpid()), "true"], stdin=subprocess.DEVNULL,
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
-                prefix = prefix if tried.returncode == 0 else None
-            except (OSError, subprocess.TimeoutExpired):
-                prefix = None
+            prefix = prefix if _tries_ok([*prefix, str(os.getpid()), "true"], timeout_s=30) else None
         _ARMED_EXEC.append(prefix)
     return _ARMED_EXEC[0]
+
+
+def _tries_ok(argv: list[str], timeout_s: float) -> bool:
+    """`argv` exits 0 within `timeout_s` (waited for as `_wait` does: subprocess.run's time-out
+    polls with sleeps, which cost a short probe up to 15 ms here)."""
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        return False
+    status, _ = _wait(proc, time.monotonic(), timeout_s)
+    return status == 0
 
 
 def _check_executable(program: str, env: dict[str, str], cwd: Path | None) -> None:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import TypeVar
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, TypeVar
 
 from closer.errors import InputError
 from closer.inputs import read_text, validation_message
 
-ModelT = TypeVar("ModelT", bound=BaseModel)
+if TYPE_CHECKING:  # imported where a model is validated (closer.inputs says why)
+    from pydantic import BaseModel, ValidationError
+
+ModelT = TypeVar("ModelT", bound="BaseModel")
 
 
 def describe_validation_error(exc: ValidationError) -> str:
@@ -37,6 +38,8 @@ def load_toml(path: Path, missing: str, what: str = "TOML file") -> dict:
 def load_toml_model(path: Path, model: type[ModelT], missing: str) -> ModelT:
     """Parse `path` as TOML and validate it as `model`; `missing` is the message when the file
     does not exist (e.g. "budget file {path} does not exist")."""
+    from pydantic import ValidationError
+
     data = load_toml(path, missing)
     try:
         return model.model_validate(data)

@@ -114,14 +114,20 @@ def entry() -> None:
     """The `closer-tool` command: the broker's client inside a sandbox ($CLOSER_BROKER set),
     else the metering itself on a standalone workspace (closer.metered.cli, imported only then;
     a plain status whose files are unchanged since they were last read is answered from the
-    status cache, closer.metered.quickstatus, without it)."""
+    status cache, closer.metered.quickstatus, and a plain tool call by closer.metered.quickcall,
+    without it)."""
     if broker_path():
         sys.exit(main(sys.argv[1:]))
-    from closer.metered.quickstatus import cached_status_text
+    from closer.metered.quickstatus import cached_status_text, tool_arguments
 
     if (text := cached_status_text(sys.argv[1:])) is not None:
         print(text)
         sys.exit(0)
+    if tool_arguments(sys.argv[1:]) is not None:
+        from closer.metered.quickcall import tool_call
+
+        if (code := tool_call(sys.argv[1:])) is not None:
+            sys.exit(code)
     from closer.metered.cli import main as standalone_main
 
     standalone_main()

@@ -35,27 +35,17 @@ run with the workspace as their working directory.
 
 from __future__ import annotations
 
-import re
-import sys
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from closer.budget import BudgetOverride, ToolClass
+from closer.metered.argv import ARGS_PLACEHOLDER, PLACEHOLDER, expand_argv, placeholder_values  # noqa: F401
+from closer.metered.layers import DEFAULT_LAYER_PATTERNS  # noqa: F401  (re-exported)
+from closer.metered.views import (check_commands, check_control_files, check_log_metrics, check_module_attr,
+                                  check_one_source, configured_commands, layer_patterns)
 from closer.tomlio import load_toml_model
-from closer.errors import InputError
 from closer.trajectory.editlayer import EditLayer
-
-DEFAULT_LAYER_PATTERNS: dict[EditLayer, list[str]] = {
-    EditLayer.RTL: ["rtl/*", "*.v", "*.sv", "*.vh", "*.svh"],
-    EditLayer.CONSTRAINT: ["constraints/*", "*.sdc", "*.xdc"],
-    EditLayer.FLOORPLAN: ["floorplan/*", "*.def", "*pdn*.tcl", "*macro_placement*"],
-    EditLayer.FLOW: ["flow/*", "design.toml", "config.mk", "*.flow.toml"],
-}
-
-PLACEHOLDER = re.compile(r"\{(workspace|results|metrics|python|pdk_root)\}")
-ARGS_PLACEHOLDER = "{args}"
-
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -83,10 +73,7 @@ class TreeConfig(_Strict):
     @field_validator("control_files")
     @classmethod
     def _plain_names(cls, value: list[str]) -> list[str]:
-        for name in value:
-            if not name or "/" in name or name in (".", ".."):
-                raise ValueError(f"{name!r}: a file name in the control dir, without folders")
-        return value
+        return check_control_files(value)
 
 
 class RewardConfig(_Strict):
@@ -95,16 +82,13 @@ class RewardConfig(_Strict):
 
     @model_validator(mode="after")
     def _one_source(self) -> "RewardConfig":
-        if self.estimator is not None and self.targets is not None:
-            raise ValueError("give either estimator or targets, not both")
+        check_one_source(self.estimator, self.targets)
         return self
 
     @field_validator("estimator")
     @classmethod
     def _module_attr(cls, value: str | None) -> str | None:
-        if value is not None and value.count(":") != 1:
-            raise ValueError("must be 'module:attribute'")
-        return value
+        return check_module_attr(value)
 
 
 class ToolCommands(_Strict):
@@ -121,20 +105,12 @@ class ToolCommands(_Strict):
     @field_validator("commands")
     @classmethod
     def _non_empty_argv(cls, value: list[list[str]]) -> list[list[str]]:
-        if any(not argv for argv in value):
-            raise ValueError("every command needs at least the program name")
-        return value
+        return check_commands(value)
 
     @field_validator("log_metrics")
     @classmethod
     def _regexes_compile(cls, value: dict[str, str]) -> dict[str, str]:
-        for key, pattern in value.items():
-            try:
-                if re.compile(pattern).groups < 1:
-                    raise ValueError(f"{key}: regex needs a capture group")
-            except re.error as exc:
-                raise ValueError(f"{key}: bad regex: {exc}") from exc
-        return value
+        return check_log_metrics(value)
 
 
 class ToolConfig(_Strict):
@@ -148,30 +124,11 @@ class ToolConfig(_Strict):
 
     def layer_patterns(self) -> dict[EditLayer, list[str]]:
         """Task patterns where given, defaults elsewhere, in stage order."""
-        return {layer: self.layers.get(layer, DEFAULT_LAYER_PATTERNS[layer]) for layer in EditLayer}
+        return layer_patterns(self.layers)
 
     def commands_for(self, tool: ToolClass, source: Path) -> ToolCommands:
-        if tool not in self.tools:
-            configured = ", ".join(t.value for t in self.tools) or "none"
-            raise InputError(f"{source}: no [tools.{tool.value}] table; this task configures: {configured}")
-        return self.tools[tool]
+        return configured_commands(self.tools, tool, source)
 
 
 def load_tool_config(path: Path) -> ToolConfig:
     return load_toml_model(path, ToolConfig, "tool configuration {path} does not exist")
-
-
-def expand_argv(argv: list[str], values: dict[str, str], agent_args: list[str]) -> list[str]:
-    """Substitute the known placeholders; other braces (Tcl, Yosys) are left untouched."""
-    out: list[str] = []
-    for arg in argv:
-        if arg == ARGS_PLACEHOLDER:
-            out.extend(agent_args)
-        else:
-            out.append(PLACEHOLDER.sub(lambda m: values[m.group(1)], arg))
-    return out
-
-
-def placeholder_values(workspace: Path, results: Path, metrics: Path, pdk_root: Path) -> dict[str, str]:
-    return {"workspace": str(workspace), "results": str(results), "metrics": str(metrics),
-            "python": sys.executable, "pdk_root": str(pdk_root)}

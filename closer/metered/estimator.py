@@ -17,12 +17,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from closer.budget import ToolClass
 from closer.errors import InputError
-from closer.metered.config import RewardConfig
-from closer.trajectory.record import MetricValue
+from closer.toolclass import ToolClass
+
+if TYPE_CHECKING:
+    from closer.metered.config import RewardConfig
+    from closer.metered.views import RewardView
+    from closer.trajectory.record import MetricValue
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,7 @@ class TargetsEstimator:
         return RewardEstimate(result.reward, result.gate == 1)
 
 
-def load_estimator(reward: RewardConfig, search_dir: Path) -> RewardEstimator | None:
+def load_estimator(reward: RewardConfig | RewardView, search_dir: Path) -> RewardEstimator | None:
     if reward.targets is not None:
         return TargetsEstimator(search_dir / reward.targets)
     spec = reward.estimator

@@ -14,15 +14,18 @@ from typing import TYPE_CHECKING
 
 from closer.inputs import parse_json, read_bytes
 from closer.errors import InputError, ToolMissing, ToolTimeout
-from closer.budget import ToolClass
-from closer.metered.config import ToolCommands, expand_argv, placeholder_values
+from closer.metered.argv import expand_argv, placeholder_values
 from closer.metered.estimator import RewardEstimate, RewardEstimator
 from closer.paths import default_pdk_root
 from closer.procs import Command, run
-from closer.trajectory.record import MetricValue, Outcome
+from closer.toolclass import ToolClass
+from closer.trajectory.outcome import Outcome
 
 if TYPE_CHECKING:  # only brokered calls pass a sandbox; a standalone call does not import it
+    from closer.metered.config import ToolCommands
+    from closer.metered.views import ToolCommandsView
     from closer.sandbox.tools import ToolSandbox
+    from closer.trajectory.record import MetricValue
 
 
 @dataclass
@@ -36,7 +39,7 @@ class ToolRun:
     logs: list[Path] = field(default_factory=list)
 
 
-def execute_tool(root: Path, cmds: ToolCommands, args: list[str], results_dir: Path,
+def execute_tool(root: Path, cmds: ToolCommands | ToolCommandsView, args: list[str], results_dir: Path,
                  timeout_s: float, sandbox: ToolSandbox | None = None) -> ToolRun:
     """Run a tool class's commands in `root`, outputs in `results_dir`; never raises for tool
     trouble. With a `sandbox` each command runs inside it (closer.sandbox.tools)."""
@@ -75,7 +78,7 @@ def execute_tool(root: Path, cmds: ToolCommands, args: list[str], results_dir: P
     return result
 
 
-def _collect_metrics(result: ToolRun, cmds: ToolCommands, metrics_path: Path) -> None:
+def _collect_metrics(result: ToolRun, cmds: ToolCommands | ToolCommandsView, metrics_path: Path) -> None:
     if metrics_path.exists() or metrics_path.is_symlink():
         try:
             data = parse_json(read_bytes(metrics_path, "metrics file"))

@@ -21,25 +21,33 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from closer.budget import Budget, ToolClass, check_call
+from closer.budgetcheck import check_call
 from closer.errors import CloserError, InputError
 from closer.flow import cachedir as flow_cache
-from closer.inputs import load_json_model
 from closer.metrics import FLOW_REUSED
-from closer.metered.config import ARGS_PLACEHOLDER, ToolConfig, load_tool_config
+from closer.metered.argv import ARGS_PLACEHOLDER
 from closer.metered.estimator import NO_ESTIMATE, RewardEstimate, load_estimator
 from closer.metered.execute import ToolRun, estimate_reward, execute_tool
 from closer.metered.layers import infer_layers
-from closer.metered.ledger import Ledger, read_ledger, refresh_status_cache, remaining, workspace_lock
+from closer.metered.ledger import (Ledger, load_inflight, read_ledger, refresh_status_cache, remaining,
+                                   workspace_lock)
 from closer.metered.paths import CONTROL_DIR, WorkspacePaths
-from closer.metered.run import file_sha256, load_run_info, utc_now
+from closer.metered.run import file_sha256, utc_now
 from closer.metered.snapshot import diff, load_snapshot, materialize, take_snapshot
+from closer.metered.views import BudgetView, RunView, ToolConfigView, load_run_view, load_tool_view
+from closer.toolclass import ToolClass
+from closer.trajectory.fastrecord import RecordView, new_record, record_json
+from closer.trajectory.outcome import Outcome
 from closer.trajectory.reader import TrajectoryReader
-from closer.trajectory.record import CallCost, Outcome, RunInfo, TrajectoryRecord
 from closer.trajectory.writer import TrajectoryWriter
 
 if TYPE_CHECKING:  # the sandbox module is for brokered calls: a standalone call does not import it
     from closer.sandbox.tools import ToolSandbox
+    from closer.trajectory.record import TrajectoryRecord
+
+# The call reads its files as views and writes its record from the view (closer.metered.views,
+# closer.trajectory.fastrecord): a standalone call imports no pydantic unless a file needs the
+# models' verdict or wording, or a record holds what only the model takes (nested metric values).
 
 EXIT_CODES: dict[Outcome, int] = {
     Outcome.OK: 0,
@@ -54,7 +62,7 @@ LOG_TAIL_LINES = 40
 
 @dataclass
 class CallResult:
-    record: TrajectoryRecord
+    record: RecordView | TrajectoryRecord
     logs: list[Path]
     feedback: str = ""  # what the agent is shown (built while the logs are still readable)
 
@@ -76,8 +84,8 @@ def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = N
     earlier flows, never a shared $CLOSER_FLOW_CACHE (closer.flow.cachedir.cache_dir)."""
     args = list(args or [])
     ws.check_layout()
-    config = load_tool_config(ws.tools_config)
-    run_info = load_run_info(ws)
+    config = load_tool_view(ws.tools_config)
+    run_info = load_run_view(ws.run_info)
     if file_sha256(ws.tools_config) != run_info.tools_config_sha256:
         raise InputError(f"{ws.tools_config} changed since the run started; the tool configuration "
                          "is fixed for a run")
@@ -136,14 +144,14 @@ def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = N
         best = ledger.best_reward
         if reward is not None and (best is None or reward > best):
             best = reward
-        record = TrajectoryRecord(
+        record = new_record(
             seq=seq, run_id=run_info.run_id, started_at=started, ended_at=ended,
             elapsed_s=max(elapsed_end, 0.0), tool=tool, args=args,
             surface_digest=snapshot.digest, changes=changes, layers=layers, unclassified=unclassified,
             refused=list(snapshot.refused),
-            cost=CallCost(counted=counted, units=budget.weights.of(tool) if counted else 0.0,
-                          tool_wall_s=tool_run.wall_s, peak_rss_mb=tool_run.peak_rss_mb,
-                          reused=tool_run.metrics.get(FLOW_REUSED) == 1),
+            cost=dict(counted=counted, units=budget.weights.of(tool) if counted else 0.0,
+                      tool_wall_s=tool_run.wall_s, peak_rss_mb=tool_run.peak_rss_mb,
+                      reused=tool_run.metrics.get(FLOW_REUSED) == 1),
             outcome=tool_run.outcome, message=tool_run.message, exit_codes=tool_run.exit_codes,
             metrics=tool_run.metrics, **scored,
             best_reward=best, remaining=remaining(budget, used_after, elapsed_end),
@@ -170,7 +178,7 @@ def _copy_control_files(ws: WorkspacePaths, names: list[str], tree: Path) -> Non
             shutil.copyfile(source, tree / CONTROL_DIR / name)
 
 
-def _deliver(deliver: Deliver | None, staging: Path, results_dir: Path, record: TrajectoryRecord) -> None:
+def _deliver(deliver: Deliver | None, staging: Path, results_dir: Path, record: RecordView | TrajectoryRecord) -> None:
     """Copy the staged results into the workspace; the record keeps the call even if that fails
     (the agent may have put something in the way)."""
     if not staging.is_dir():
@@ -191,27 +199,27 @@ def _workspace_relative(text: str, staging: Path, results_dir: Path, root: Path)
     return text.replace(str(staging), results_dir.relative_to(root).as_posix()).replace(str(root) + "/", "")
 
 
-def _interrupted_record(run_info: RunInfo, seq: int, started: datetime, tool: ToolClass,
+def _interrupted_record(run_info: RunView, seq: int, started: datetime, tool: ToolClass,
                         args: list[str], digest: str, changes, layers, unclassified,
-                        budget: Budget, ledger: Ledger, results_dir: str) -> TrajectoryRecord:
+                        budget: BudgetView, ledger: Ledger, results_dir: str) -> RecordView | TrajectoryRecord:
     """The record a call gets if its process dies before writing its own: the tool may have run,
     so it is counted and charged; its end time becomes known only when the next call finds it."""
     used = dict(ledger.used)
     used[tool] += 1
     elapsed = (started - run_info.started_at).total_seconds()
-    return TrajectoryRecord(
+    return new_record(
         seq=seq, run_id=run_info.run_id, started_at=started, ended_at=started, elapsed_s=max(elapsed, 0.0),
         tool=tool, args=args, surface_digest=digest, changes=changes, layers=layers,
         unclassified=unclassified,
-        cost=CallCost(counted=True, units=budget.weights.of(tool), tool_wall_s=0.0),
+        cost=dict(counted=True, units=budget.weights.of(tool), tool_wall_s=0.0),
         outcome=Outcome.INFRA_ERROR,
         message=f"call {seq} was interrupted: its closer-tool process died before recording a result",
         best_reward=ledger.best_reward, remaining=remaining(budget, used, elapsed), results_dir=results_dir)
 
 
-def _write_inflight(ws: WorkspacePaths, record: TrajectoryRecord) -> None:
+def _write_inflight(ws: WorkspacePaths, record: RecordView | TrajectoryRecord) -> None:
     tmp = ws.inflight.with_suffix(".tmp")
-    tmp.write_text(record.model_dump_json())
+    tmp.write_text(record_json(record))
     tmp.replace(ws.inflight)
 
 
@@ -227,15 +235,15 @@ def _record_interrupted_call(ws: WorkspacePaths) -> None:
     """Under the lock, an inflight file means its call's process was killed: record that call."""
     if not ws.inflight.exists():
         return
-    record = load_json_model(ws.inflight, TrajectoryRecord, "interrupted-call record")
-    ledger_seqs = {rec.seq for rec in TrajectoryReader(ws.trajectory)} if ws.trajectory.exists() else set()
+    record = load_inflight(ws)
+    ledger_seqs = {rec.seq for rec in TrajectoryReader(ws.trajectory, views=True)} if ws.trajectory.exists() else set()
     if record.seq not in ledger_seqs:
         with TrajectoryWriter(ws.trajectory) as writer:
             writer.append(record)
     ws.inflight.unlink()
 
 
-def _run_counted(ws: WorkspacePaths, config: ToolConfig, tool: ToolClass, args: list[str], tree: Path,
+def _run_counted(ws: WorkspacePaths, config: ToolConfigView, tool: ToolClass, args: list[str], tree: Path,
                  results_dir: Path, wall_left_s: float,
                  sandbox: ToolSandbox | None = None,
                  shared_flow_cache: bool = True) -> tuple[ToolRun, RewardEstimate | None]:
@@ -263,7 +271,7 @@ def _is_counted(tool: ToolClass, outcome: Outcome) -> bool:
     return outcome in (Outcome.OK, Outcome.TOOL_ERROR, Outcome.TIMEOUT)
 
 
-def format_feedback(rec: TrajectoryRecord, logs: list[Path], staging: Path | None, root: Path) -> str:
+def format_feedback(rec: RecordView | TrajectoryRecord, logs: list[Path], staging: Path | None, root: Path) -> str:
     """What the agent sees after a call: outcome, refused files, log tails, public metrics,
     reward, budget left. Log paths are shown relative to the agent's workspace."""
     lines = [f"[closer-tool] {rec.tool.value} call {rec.seq}: {rec.outcome.value}"

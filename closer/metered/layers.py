@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import fnmatch
 
-from closer.trajectory.record import EditLayer
+from closer.trajectory.editlayer import EditLayer
+
+DEFAULT_LAYER_PATTERNS: dict[EditLayer, list[str]] = {
+    EditLayer.RTL: ["rtl/*", "*.v", "*.sv", "*.vh", "*.svh"],
+    EditLayer.CONSTRAINT: ["constraints/*", "*.sdc", "*.xdc"],
+    EditLayer.FLOORPLAN: ["floorplan/*", "*.def", "*pdn*.tcl", "*macro_placement*"],
+    EditLayer.FLOW: ["flow/*", "design.toml", "config.mk", "*.flow.toml"],
+}
 
 
 def layer_of(path: str, patterns: dict[EditLayer, list[str]]) -> EditLayer | None:

@@ -9,14 +9,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from closer.budget import Budget, ToolClass
+from typing import TYPE_CHECKING
+
 from closer.errors import CloserError
-from closer.inputs import load_json_model
 from closer.metered.paths import WorkspacePaths
-from closer.metered.run import load_run_info, utc_now
+from closer.metered.run import utc_now
 from closer.metered.status_view import Status, StatusBasis, remaining_of, status_key, status_of, store_basis
+from closer.metered.views import BudgetView, RunView, load_run_view
+from closer.toolclass import ToolClass
 from closer.trajectory.reader import TrajectoryReader
-from closer.trajectory.record import RunInfo, TrajectoryRecord
+
+if TYPE_CHECKING:
+    from closer.budget import Budget
+    from closer.trajectory.fastrecord import RecordView
+    from closer.trajectory.record import RunInfo, TrajectoryRecord
 
 
 @dataclass
@@ -32,11 +38,12 @@ class Ledger:
     bad_lines: list[str] = field(default_factory=list)
 
 
-def read_ledger(ws: WorkspacePaths, run_info: RunInfo) -> Ledger:
+def read_ledger(ws: WorkspacePaths, run_info: RunInfo | RunView) -> Ledger:
     ledger = Ledger(last_snapshot=run_info.baseline_snapshot)
     if not ws.trajectory.exists():
         return ledger
-    reader = TrajectoryReader(ws.trajectory, run_info.run_id)  # damage fails closed (TrajectoryDamaged)
+    # damage fails closed (TrajectoryDamaged); views: the fast decoder's records where it takes the line
+    reader = TrajectoryReader(ws.trajectory, run_info.run_id, views=True)
     for rec in reader:
         ledger.records += 1
         ledger.next_seq = max(ledger.next_seq, rec.seq + 1)
@@ -51,7 +58,7 @@ def read_ledger(ws: WorkspacePaths, run_info: RunInfo) -> Ledger:
     return ledger
 
 
-def remaining(budget: Budget, used: dict[ToolClass, int], elapsed_s: float) -> dict[str, float | None]:
+def remaining(budget: Budget | BudgetView, used: dict[ToolClass, int], elapsed_s: float) -> dict[str, float | None]:
     return remaining_of({t.value: budget.cap(t) for t in ToolClass}, {t.value: used[t] for t in ToolClass},
                         budget.wall_s, elapsed_s)
 
@@ -71,7 +78,7 @@ def workspace_lock(ws: WorkspacePaths) -> Iterator[None]:
 def status(ws: WorkspacePaths) -> Status:
     ws.check_layout()
     key = status_key(ws)
-    run_info = load_run_info(ws)
+    run_info = load_run_view(ws.run_info)
     ledger = read_ledger(ws, run_info)
     now = utc_now()
     running, interrupted = _inflight_state(ws)
@@ -90,14 +97,14 @@ def refresh_status_cache(ws: WorkspacePaths) -> None:
         return
     key = status_key(ws)
     try:
-        run_info = load_run_info(ws)
+        run_info = load_run_view(ws.run_info)
         basis = status_basis(run_info, read_ledger(ws, run_info))
     except CloserError:
         return
     store_basis(ws, key, basis)
 
 
-def status_basis(run_info: RunInfo, ledger: Ledger) -> StatusBasis:
+def status_basis(run_info: RunInfo | RunView, ledger: Ledger) -> StatusBasis:
     budget = run_info.budget
     return StatusBasis(
         run_id=run_info.run_id, tier=budget.tier, caps={t.value: budget.cap(t) for t in ToolClass},
@@ -106,7 +113,7 @@ def status_basis(run_info: RunInfo, ledger: Ledger) -> StatusBasis:
         calls=ledger.records, bad_lines=list(ledger.bad_lines))
 
 
-def _inflight_state(ws: WorkspacePaths) -> tuple[bool, TrajectoryRecord | None]:
+def _inflight_state(ws: WorkspacePaths) -> tuple[bool, TrajectoryRecord | RecordView | None]:
     """(a call is running now, the provisional record of a killed call) without waiting."""
     if not ws.inflight.exists():
         return False, None
@@ -118,6 +125,14 @@ def _inflight_state(ws: WorkspacePaths) -> tuple[bool, TrajectoryRecord | None]:
         try:
             if not ws.inflight.exists():
                 return False, None
-            return False, load_json_model(ws.inflight, TrajectoryRecord, "interrupted-call record")
+            return False, load_inflight(ws)
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def load_inflight(ws: WorkspacePaths) -> TrajectoryRecord:
+    """The provisional record of a killed call, validated by the model (a rare path)."""
+    from closer.inputs import load_json_model
+    from closer.trajectory.record import TrajectoryRecord
+
+    return load_json_model(ws.inflight, TrajectoryRecord, "interrupted-call record")

@@ -5,9 +5,10 @@ site, whose editable-install finder alone imports pathlib and urllib (more than 
 status may take here), and without closer's models. It imports os, sys, the C parts of datetime,
 hashlib and json (closer.lightjson) and the broker's client (no more than these). Inside a
 sandbox it is that client; on a standalone workspace it answers a plain status whose run.json
-and trajectory hash to the cached key (closer.metered.status_view explains the cache) and hands
-everything else, unchanged, to the full `closer-tool` (`python -m closer.metered`, exec'd: same
-process, same argv and exit code).
+and trajectory hash to the cached key (closer.metered.status_view explains the cache), runs a
+plain tool call in this process (closer.metered.quickcall, with site-packages' msgspec on the
+path: no second interpreter, no site) and hands everything else, unchanged, to the full
+`closer-tool` (`python -m closer.metered`, exec'd: same process, same argv and exit code).
 
 The layout names below are WorkspacePaths' (tests/test_metered_quickstatus.py keeps them equal).
 """
@@ -105,17 +106,39 @@ def workspace_argument(argv: list[str]) -> str | None:
     rest = [a for a in argv if a != "--json"]
     if argv.count("--json") > 1 or (argv.count("--json") == 1 and argv[-1] != "--json"):
         return None
+    chosen = _workspace_option(rest)
+    if chosen is None or chosen[1] != ["status"]:
+        return None
+    return chosen[0] if os.path.isdir(chosen[0]) else None
+
+
+def tool_arguments(argv: list[str]) -> tuple[str, str, list[str]] | None:
+    """(workspace folder, tool, the agent's arguments) of a plain tool command line
+    (`[-w DIR] sim|synth|pnr|verify [ARGS...]`), None for anything else (the full command
+    answers: its options, help, usage errors)."""
+    chosen = _workspace_option(argv)
+    if chosen is None or not chosen[1] or chosen[1][0] not in TOOLS:
+        return None
+    folder, (tool, *args) = chosen
+    if "--help" in args or "--" in args:  # click's own, even after the tool's name
+        return None
+    return folder, tool, args
+
+
+def _workspace_option(argv: list[str]) -> tuple[str, list[str]] | None:
+    """(the workspace folder the group's option or $CLOSER_WORKSPACE names, else the current one;
+    the rest of the command line) when the option is given in a plain form, None otherwise."""
     chosen = os.environ.get("CLOSER_WORKSPACE")
+    rest = argv
     if chosen == "":
         return None
     if rest[:1] in (["-w"], ["--workspace"]) and len(rest) >= 2:
         chosen, rest = rest[1], rest[2:]
     elif rest[:1] and rest[0].startswith("--workspace="):
         chosen, rest = rest[0].removeprefix("--workspace="), rest[1:]
-    if rest != ["status"] or chosen == "":
+    if chosen == "" or (rest[:1] and rest[0].startswith("-")):
         return None
-    path = chosen if chosen is not None else os.getcwd()
-    return path if os.path.isdir(path) else None
+    return (chosen if chosen is not None else os.getcwd()), rest
 
 
 def workspace_root(folder: str) -> str | None:
@@ -185,5 +208,13 @@ def main() -> None:
     if (text := cached_status_text(argv)) is not None:
         print(text)
         sys.exit(0)
+    if tool_arguments(argv) is not None:  # a tool call in this process, with site-packages' msgspec
+        from closer.quickcli import site_packages
+
+        sys.path.extend(folder for folder in site_packages() if folder not in sys.path)
+        from closer.metered.quickcall import tool_call
+
+        if (code := tool_call(argv)) is not None:
+            sys.exit(code)
     sys.stdout.flush()
     os.execv(sys.executable, [sys.executable, "-m", "closer.metered", *argv])

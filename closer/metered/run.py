@@ -6,18 +6,21 @@ import hashlib
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-
+from typing import TYPE_CHECKING
 
 from closer import __version__
-from closer.budget import ToolClass, resolve_budget
 from closer.errors import InputError, ToolMissing, ToolTimeout
-from closer.inputs import load_json_model
-from closer.metered.config import ToolCommands, expand_argv, load_tool_config, placeholder_values
+from closer.metered.argv import expand_argv, placeholder_values
 from closer.metered.paths import WorkspacePaths
 from closer.metered.snapshot import copy_pristine, take_snapshot
 from closer.paths import default_pdk_root
 from closer.procs import Command, run
-from closer.trajectory.record import Provenance, RunInfo
+from closer.toolclass import ToolClass
+
+if TYPE_CHECKING:  # the models are imported where a run starts or its header is read strictly:
+    # a metered call reads the header as its view (closer.metered.views), without pydantic
+    from closer.metered.config import ToolCommands
+    from closer.trajectory.record import RunInfo
 
 
 def utc_now() -> datetime:
@@ -28,6 +31,10 @@ def start_run(ws: WorkspacePaths, *, started_at: datetime | None = None,
               run_id: str | None = None) -> RunInfo:
     """Begin a run in a prepared workspace: resolve the budget, snapshot the starting surface,
     probe tool versions, write run.json. The wall clock starts at `started_at` (default now)."""
+    from closer.budget import resolve_budget
+    from closer.metered.config import load_tool_config
+    from closer.trajectory.record import Provenance, RunInfo
+
     if ws.run_info.exists():
         raise InputError(f"{ws.run_info} exists: this workspace's run has already started")
     config = load_tool_config(ws.tools_config)
@@ -59,6 +66,9 @@ def file_sha256(path: Path) -> str:
 
 
 def load_run_info(ws: WorkspacePaths) -> RunInfo:
+    from closer.inputs import load_json_model
+    from closer.trajectory.record import RunInfo
+
     if not ws.run_info.exists() and not ws.run_info.is_symlink():
         raise InputError(f"{ws.run_info} does not exist: the run has not been started")
     return load_json_model(ws.run_info, RunInfo, "run header")

@@ -18,11 +18,16 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from typing import TYPE_CHECKING
+
 from closer.errors import InputError
 from closer.inputs import load_json
-from closer.metered.config import SurfaceConfig
 from closer.metered.paths import CONTROL_DIR, RESULTS_DIR, WorkspacePaths
-from closer.trajectory.record import FileChanges
+from closer.trajectory.fastrecord import FileChangesView
+
+if TYPE_CHECKING:
+    from closer.metered.config import SurfaceConfig
+    from closer.metered.views import SurfaceView
 
 ALWAYS_EXCLUDED_DIRS = {CONTROL_DIR, RESULTS_DIR}
 _CHUNK = 1 << 20
@@ -41,12 +46,12 @@ class SurfaceScan:
     refused: list[str]  # "path: reason" for symlinks, special files and files over the limits
 
 
-def surface_files(root: Path, surface: SurfaceConfig) -> list[str]:
+def surface_files(root: Path, surface: SurfaceConfig | SurfaceView) -> list[str]:
     """Relative POSIX paths of the regular files on the edit surface, sorted."""
     return scan_surface(root, surface).files
 
 
-def scan_surface(root: Path, surface: SurfaceConfig) -> SurfaceScan:
+def scan_surface(root: Path, surface: SurfaceConfig | SurfaceView) -> SurfaceScan:
     """The edit surface's regular files within the size limits; everything else on the surface
     (symlinks, fifos, sockets, devices, oversize files) is refused with its reason. Symlinked
     directories are never followed."""
@@ -71,7 +76,7 @@ def scan_surface(root: Path, surface: SurfaceConfig) -> SurfaceScan:
     return SurfaceScan(sorted(found), refused)
 
 
-def _refusal(path: Path, surface: SurfaceConfig, total: int) -> str | None:
+def _refusal(path: Path, surface: SurfaceConfig | SurfaceView, total: int) -> str | None:
     mode = path.lstat().st_mode
     if stat.S_ISLNK(mode):
         return "a symlink (only regular files are taken)"
@@ -89,7 +94,7 @@ def _matches(rel: str, patterns: list[str]) -> bool:
     return any(fnmatch.fnmatchcase(rel, p) for p in patterns)
 
 
-def take_snapshot(ws: WorkspacePaths, surface: SurfaceConfig) -> Snapshot:
+def take_snapshot(ws: WorkspacePaths, surface: SurfaceConfig | SurfaceView) -> Snapshot:
     scan = scan_surface(ws.root, surface)
     files = {}
     for rel in scan.files:
@@ -112,7 +117,7 @@ def copy_pristine(ws: WorkspacePaths) -> None:
                     ignore=lambda d, names: [n for n in names if Path(d) == ws.root and n in ALWAYS_EXCLUDED_DIRS])
 
 
-def materialize(ws: WorkspacePaths, snapshot: Snapshot, surface: SurfaceConfig, dest: Path) -> None:
+def materialize(ws: WorkspacePaths, snapshot: Snapshot, surface: SurfaceConfig | SurfaceView, dest: Path) -> None:
     """The tree a call runs on: the pristine workspace with its edit-surface files replaced by
     the snapshot's (a file the agent deleted is absent)."""
     shutil.rmtree(dest, ignore_errors=True)
@@ -153,8 +158,8 @@ def restore_snapshot(ws: WorkspacePaths, snapshot: Snapshot, dest: Path) -> None
         shutil.copyfile(source, target)
 
 
-def diff(before: dict[str, str], after: dict[str, str]) -> FileChanges:
-    return FileChanges(
+def diff(before: dict[str, str], after: dict[str, str]) -> FileChangesView:
+    return FileChangesView(
         added=sorted(p for p in after if p not in before),
         modified=sorted(p for p in after if p in before and before[p] != after[p]),
         deleted=sorted(p for p in before if p not in after),

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from functools import lru_cache
-from itertools import chain
+from itertools import chain, repeat
 from typing import Annotated
 
 import msgspec
@@ -107,9 +107,7 @@ class Chunk:
         self.decoded: list[msgspec.Struct] = []
         self._columns: dict[str, tuple] | None = None
         self.kinds: dict[str, frozenset[type]] = {}  # the types each typed column may hold
-        if joined is None:
-            joined = b"".join(raws)
-        if not raws or b"\\" in joined:
+        if not raws or _holds(b"\\", raws, joined):
             return
         first = _dict_or_none(raws[0])
         if not first or not _plain_keys(tuple(first)):
@@ -121,7 +119,8 @@ class Chunk:
             kinds = {key: _TYPED[kind][1] for key, kind in zip(keys, types) if kind in _TYPED}
             typed = True
         except (msgspec.MsgspecError, ValueError):  # some record has other types, or keys
-            if b".000000000" in joined or _tiny_exponent(joined):
+            whole = b"".join(raws) if joined is None else joined
+            if b".000000000" in whole or _tiny_exponent(whole):
                 return
             kinds, typed = {}, False
             decode = _struct_decoder(keys).decode
@@ -129,7 +128,7 @@ class Chunk:
                 rows = list(map(decode, raws))
             except (msgspec.MsgspecError, ValueError):  # some record is not of the key set: one by one
                 rows = [_struct_or_none(decode, raw) for raw in raws]
-        raw_colons = joined.count(b":")
+        raw_colons = joined.count(b":") if joined is not None else sum(map(bytes.count, raws, repeat(b":")))
         if None in rows:
             raw_colons -= sum(raw.count(b":") for raw, row in zip(raws, rows) if row is None)
         self.keys, self.rows, self.decoded, self.kinds = keys, rows, [row for row in rows if row is not None], kinds
@@ -159,6 +158,9 @@ class Chunk:
                 continue  # int or str
             column = self.column(key)
             if kinds is not None and list not in kinds:  # int or float
+                # most columns are all of one sign, far from 0: one comparison pass without abs()
+                if min(column) >= MIN_MAGNITUDE or max(column) <= -MIN_MAGNITUDE:
+                    continue
                 if min(map(abs, column)) < MIN_MAGNITUDE and \
                         min(filter(None, map(abs, column)), default=MIN_MAGNITUDE) < MIN_MAGNITUDE:
                     return True
@@ -202,6 +204,14 @@ class Chunk:
                 return -1
             colons += sum(times * _colons(value) for value, times in counts.items())
         return colons
+
+
+def _holds(needle: bytes, raws: list[bytes], joined: bytes | None) -> bool:
+    """Some record holds `needle`: one search of `joined`, else one per record (joining the
+    records of a directory to search them once costs a copy of all their bytes)."""
+    if joined is not None:
+        return needle in joined
+    return any(map(bytes.__contains__, raws, repeat(needle)))
 
 
 def _tiny_value(value: object) -> bool:

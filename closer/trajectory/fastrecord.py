@@ -13,13 +13,19 @@ from __future__ import annotations
 
 import sys
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import msgspec
 from msgspec import Meta, Struct
 
-from closer.budget import ToolClass
-from closer.trajectory.record import SCHEMA_VERSION, EditLayer, Outcome
+from closer.toolclass import ToolClass
+from closer.trajectory.editlayer import EditLayer
+from closer.trajectory.outcome import Outcome
+
+if TYPE_CHECKING:
+    from closer.trajectory.record import TrajectoryRecord
+
+SCHEMA_VERSION = "1"  # closer.trajectory.record.SCHEMA_VERSION (a test keeps them equal)
 
 # allow_inf_nan=False: every float finite (a JSON 1e999 decodes to inf, which these bounds refuse)
 Finite = Annotated[float, Meta(ge=-sys.float_info.max, le=sys.float_info.max)]
@@ -39,6 +45,10 @@ class FileChangesView(_Strict):
     modified: list[str] = []
     deleted: list[str] = []
 
+    @property
+    def all(self) -> list[str]:
+        return self.added + self.modified + self.deleted
+
 
 class CallCostView(_Strict):
     counted: bool
@@ -48,22 +58,25 @@ class CallCostView(_Strict):
     reused: bool = False
 
 
-class RecordView(_Strict):
+class RecordView(_Strict, kw_only=True):
+    """In the model's field order: encoded (`record_json`), a view is the line pydantic would
+    write, key for key (the reader tells a torn line by its start, `{"schema_version":`)."""
+
+    schema_version: Literal["1"] = SCHEMA_VERSION
     seq: Annotated[int, Meta(ge=1)]
     run_id: str
     started_at: AwareTime
     ended_at: AwareTime
     elapsed_s: NonNegative
     tool: ToolClass
-    surface_digest: str | None
-    cost: CallCostView
-    outcome: Outcome
-    schema_version: Literal["1"] = SCHEMA_VERSION
     args: list[str] = []
+    surface_digest: str | None
     changes: FileChangesView = msgspec.field(default_factory=FileChangesView)
     layers: list[EditLayer] = []
     unclassified: list[str] = []
     refused: list[str] = []
+    cost: CallCostView
+    outcome: Outcome
     message: str = ""
     exit_codes: list[int] = []
     metrics: dict[str, FlatMetric] = {}
@@ -89,3 +102,25 @@ def decode_view(line: bytes) -> RecordView | None:
         return VIEW_DECODER.decode(line)
     except VIEW_REFUSALS:
         return None
+
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def new_record(**fields: object) -> RecordView | TrajectoryRecord:
+    """A record to write, from the model's fields: the view where it takes them (pydantic is not
+    imported on a metered call's hot path), else the model, which takes what the view does not
+    (nested metric values) and refuses, naming the field, what neither takes."""
+    try:
+        return msgspec.convert(fields, RecordView)
+    except (msgspec.ValidationError, TypeError):
+        from closer.trajectory.record import TrajectoryRecord
+
+        return TrajectoryRecord.model_validate(msgspec.to_builtins(fields))
+
+
+def record_json(record: RecordView | TrajectoryRecord) -> str:
+    """The record's line (without its newline)."""
+    if isinstance(record, RecordView):
+        return _ENCODER.encode(record).decode()
+    return record.model_dump_json()

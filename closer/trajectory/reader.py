@@ -18,11 +18,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import ValidationError
+from typing import TYPE_CHECKING
 
 from closer.errors import InputError
 from closer.trajectory.fastrecord import VIEW_DECODER, VIEW_REFUSALS, RecordView
-from closer.trajectory.record import TrajectoryRecord
+
+if TYPE_CHECKING:  # the model validates the lines the fast decoder leaves (imported then: closer.inputs says why)
+    from pydantic import ValidationError
+
+    from closer.trajectory.record import TrajectoryRecord
 
 # Every record line starts so (model_dump_json writes schema_version first).
 RECORD_START = b'{"schema_version":'
@@ -89,6 +93,10 @@ class TrajectoryReader:
     def _validated(self, line_no: int, raw: bytes, pending: list[tuple[int, int, str]],
                    order: _Order) -> TrajectoryRecord | None:
         """The line's record by pydantic, or None with the line added to `pending` (empty or torn)."""
+        from pydantic import ValidationError
+
+        from closer.trajectory.record import TrajectoryRecord
+
         body = raw.rstrip(b"\n")
         if not body.strip():
             pending.append((line_no, len(raw), "empty line"))

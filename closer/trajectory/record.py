@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 from datetime import datetime
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -19,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, m
 from closer.budget import Budget, ToolClass
 from closer.paths import schema_path
 from closer.trajectory.editlayer import LAYER_STAGE, EditLayer  # noqa: F401  (part of the record's vocabulary)
+from closer.trajectory.outcome import Outcome
 
 SCHEMA_VERSION = "1"
 SchemaVersion = Literal["1"]
@@ -29,19 +29,6 @@ Reward = Annotated[float, Field(ge=0, le=1)]
 # Metric values are JSON: ORFS-style metadata holds a few lists and objects besides the numbers
 # (constraints__clocks__details, run__flow__platform__corners).
 MetricValue = JsonValue
-
-
-class Outcome(StrEnum):
-    OK = "ok"
-    TOOL_ERROR = "tool_error"
-    REFUSED_BUDGET = "refused_budget"
-    REFUSED_TIME = "refused_time"
-    TIMEOUT = "timeout"
-    INFRA_ERROR = "infra_error"
-
-    @property
-    def refused(self) -> bool:
-        return self in (Outcome.REFUSED_BUDGET, Outcome.REFUSED_TIME)
 
 
 # Stage rank of the feedback of each tool class (the edit layers' ranks: LAYER_STAGE).

@@ -11,7 +11,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from closer.trajectory.record import TrajectoryRecord
+from typing import TYPE_CHECKING
+
+from closer.trajectory.fastrecord import record_json
+
+if TYPE_CHECKING:
+    from closer.trajectory.fastrecord import RecordView
+    from closer.trajectory.record import TrajectoryRecord
 
 
 class TrajectoryWriter:
@@ -25,8 +31,8 @@ class TrajectoryWriter:
         elif _ends_torn(path):
             self._write_all(b"\n")
 
-    def append(self, record: TrajectoryRecord) -> None:
-        self.append_line(record.model_dump_json())
+    def append(self, record: TrajectoryRecord | RecordView) -> None:
+        self.append_line(record_json(record))
 
     def append_line(self, line: str) -> None:
         if "\n" in line:

@@ -416,6 +416,40 @@ def test_congestion_driven_spreading_weights_the_pin_peaks(counter_run):
     assert placed(PlaceConfig(spread_pin_peaks=2.0)).cells != plain.cells
 
 
+
+def test_cell_padding_keeps_sites_free_between_cells(counter_run):
+    """PlaceConfig.padding_sites: where a row has the room, each cell ends at least that many
+    sites before the next one in its piece of the row starts; 0 is the unpadded placement; a design from
+    large_min_instances instances takes large_padding_sites."""
+    from collections import defaultdict
+
+    from closer.pdk import pdk
+    from closer.physical.floorplan.floorplan import DBU, SITE_W, FloorplanConfig, make_floorplan
+    from closer.physical.io.lef import read_macros
+    from closer.physical.io.netlist import read_netlist
+    from closer.physical.place.place import PlaceConfig, place
+
+    _, work = counter_run
+    macros = read_macros(pdk().cell_lef)
+    netlist = read_netlist(work / "phys" / "netlist.json", "counter")
+
+    def gaps(cfg: PlaceConfig) -> list[int]:
+        layout = make_floorplan(netlist, macros, FloorplanConfig())
+        place(netlist, macros, layout, cfg)
+        rows = defaultdict(list)
+        for name, cell in layout.cells.items():
+            width = round(macros[netlist.instances[name].master].width * DBU)
+            rows[cell.y].append((cell.x, cell.x + width))
+        return [(b[0] - a[1]) // SITE_W for spans in rows.values() for a, b in zip(sorted(spans), sorted(spans)[1:])]
+
+    plain, padded = gaps(PlaceConfig()), gaps(PlaceConfig(padding_sites=2))
+    assert min(plain) == 0  # unpadded cells abut somewhere
+    tight = [sum(g < 2 for g in found) for found in (plain, padded)]
+    # the legalizer pads within a bisection leaf's piece of a row: two leaves may still abut
+    assert tight[0] >= len(plain) // 2 and tight[1] <= len(padded) // 8, tight
+    assert PlaceConfig(large_padding_sites=4).for_instances(3000).padding_sites == 4
+    assert PlaceConfig(large_padding_sites=4).for_instances(2999).padding_sites == 0
+
 def _first_net_number(qrouter: str, phys: Path, tech_lef: Path, work: Path) -> int:
     import re
 

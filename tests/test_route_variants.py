@@ -31,7 +31,7 @@ class _Variants:
         self.replayed: list[str | None] = []
 
     def __call__(self, tech_lef, router_lef, in_def, layout, work: Path, cfg, netlist, patch, guides=None,
-                 before_read=()) -> _FullRun:
+                 before_read=(), first=()) -> _FullRun:
         self.ran.append(patch)
         failed, needs_replay = self.outcomes[patch]
 

@@ -25,9 +25,9 @@ from closer.procs import Command, run
 from closer.toolchain import QROUTER_PREFIX_ENV
 
 QROUTER_VERSION = "1.4.88"
-SCHEDULE = [("10", 10), ("20", 10), ("30", 10), ("40", 10), ("50", 10), ("60", 10), ("70", 10),
+SCHEDULE = (("10", 10), ("20", 10), ("30", 10), ("40", 10), ("50", 10), ("60", 10), ("70", 10),
             ("80", 10), ("90", 10), ("100", 10), ("none", 20), ("none", 40), ("none", 60),
-            ("none", 80), ("none", 100)]
+            ("none", 80), ("none", 100))
 
 
 @dataclass
@@ -39,6 +39,7 @@ class RouteConfig:
     save_best_min_nets: int = 1000       # from this many nets the best pass is written during the run
                                          # and taken instead of a replay (which doubles a long routing)
     max_passes: int = len(SCHEDULE)      # stage2 passes in the first run
+    schedule: tuple[tuple[str, int], ...] = SCHEDULE  # stage 2's (mask, effort) per pass
     patience: int = 4                    # stop after this many passes without a new best
     priority_min_pins: int = 0           # >0: nets with that many pins routed first (gcd: 3 -> 20 unrouted, off)
     pass_budget_s: float = 1200.0        # no rip-up pass starts after this much routing time (the
@@ -125,8 +126,8 @@ def _script(tech_lef: Path, cell_lef: Path, in_def: Path, out_def: Path, rc: Pat
     stands (qrouter's final `cleanup` runs only at the end; measured on mac16 at density 0.30,
     before qrouter patch 02 made repeated `write_def`s complete: 47 unrouted / 112 DRC this way,
     74 / 167 with a `cleanup all` before each save)."""
-    masks = " ".join(m for m, _ in SCHEDULE)
-    efforts = " ".join(str(e) for _, e in SCHEDULE)
+    masks = " ".join(m for m, _ in cfg.schedule)
+    efforts = " ".join(str(e) for _, e in cfg.schedule)
     lines = _setup(tech_lef, cell_lef, cfg)
     if cfg.block_li1:
         lines.append(f"obstruction 0 0 {layout.die_w / DBU} {layout.die_h / DBU} li1")
@@ -237,13 +238,14 @@ def _qrouter_env(patch: str | None, guides: Path | None, order: int) -> dict[str
 
 def route(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: Path,
           cfg: RouteConfig, netlist: Netlist | None = None, guides: Path | None = None,
-          before_read: tuple[str, ...] = ()) -> RouteResult:
+          before_read: tuple[str, ...] = (), first: tuple[str, ...] = ()) -> RouteResult:
     """qrouter with each of `cfg.patch_variants` in turn (the first in `work`, the others in a
     subfolder each) until one leaves no net unrouted; else the one whose best pass failed the
     fewest nets, and only that one is replayed to its best pass (see `_route_once`). A
     QROUTER_CLOSER_PATCH set in the environment is the only variant. `guides`: the global route's
     guides file (groute.write_guides), which stage 1 searches inside first (patch 03).
-    `before_read`: Tcl lines before read_def (`obstruction`s)."""
+    `before_read`: Tcl lines before read_def (`obstruction`s); `first`: nets routed before the others
+    (qrouter's `priority`), in that order."""
     cfg = cfg.for_nets(len(netlist.nets)) if netlist is not None else cfg
     small = netlist is None or len(netlist.nets) < cfg.save_best_min_nets
     variants: tuple[str | None, ...] = (None,) if PATCH_ENV in os.environ else (
@@ -252,7 +254,7 @@ def route(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: 
     for i, patch in enumerate(variants):
         folder = work / (patch or "").replace(",", "_") if i else work
         runs.append(_route_once(tech_lef, router_lef, in_def, layout, folder, cfg, netlist, patch, guides=guides,
-                                before_read=before_read))
+                                before_read=before_read, first=first))
         if runs[-1].result is not None and runs[-1].result.failed_nets == 0:
             break
     chosen = min(runs, key=lambda r: r.best_failed)  # the first on a tie
@@ -278,7 +280,7 @@ class _FullRun:
 
 def _route_once(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, work: Path,
                 cfg: RouteConfig, netlist: Netlist | None, patch: str | None, guides: Path | None = None,
-                before_read: tuple[str, ...] = ()) -> _FullRun:
+                before_read: tuple[str, ...] = (), first: tuple[str, ...] = ()) -> _FullRun:
     binary = qrouter_binary()
     work.mkdir(parents=True, exist_ok=True)
     out_def, rc = work / f"{layout.top}_route.def", work / f"{layout.top}.rc"
@@ -286,6 +288,7 @@ def _route_once(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, 
     # optional: high-fanout nets first (measured on gcd: worse, 3 -> 20 unrouted; off by default)
     priority = sorted((n for n, t in (netlist.nets.items() if netlist else []) if len(t) >= cfg.priority_min_pins),
                       key=lambda n: -len(netlist.nets[n])) if cfg.priority_min_pins else []
+    priority = list(first) + [n for n in priority if n not in set(first)]
 
     best_dir = work / "best" if netlist is not None and len(netlist.nets) >= cfg.save_best_min_nets else None
     if best_dir is not None:

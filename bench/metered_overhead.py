@@ -16,7 +16,9 @@ the shared machine's load hits both alike:
   also through the launcher (the client as an agent's sandbox runs it).
 * beside the standalone call, its floor: `python -SI` importing just the modules outside closer
   that a plain standalone tool call imports (the standard library's and msgspec's, listed by a
-  child that imports closer.metered.quickcall), with no work done.
+  child that imports closer.metered.quickcall), with no work done; `python -SI` importing msgspec
+  alone (its share of that floor); and `python -SI` importing closer.metered.quickcall itself
+  (the floor plus closer's own modules), so that the call's cost splits into measured parts.
 * `closer --help` against 100 ms, beside `python -c pass`: pip's console script, and the launcher
   bootstrap.sh writes for `closer` (the listing it carries, without click) beside `python -SI -c pass`.
 
@@ -141,6 +143,9 @@ def measure(runs: int, work: Path) -> dict:
     launcher = str(write_launcher(work / "closer-tool", PYTHON))
     modules = call_imports()
     floor = (f"import sys; sys.path.extend({site_packages()!r}); import " + ", ".join(modules))
+    msgspec_only = f"import sys; sys.path.extend({site_packages()!r}); import msgspec"
+    call_modules = (f"import sys; sys.path[:0] = [{str(ROOT)!r}]; sys.path.extend({site_packages()!r}); "
+                    "import closer.metered.quickcall")
     closer_launcher = str(write_launcher(work / "closer", PYTHON, command="closer"))
     try:
         status = interleaved(runs, {
@@ -159,6 +164,9 @@ def measure(runs: int, work: Path) -> dict:
                                                         env=via_broker),
             "launcher sim (brokered)": lambda: timed([launcher, "sim"], cwd=brokered_ws.root, env=via_broker),
             "python -SI + the call's imports": lambda: timed([PYTHON, "-SI", "-c", floor]),
+            "python -SI + msgspec": lambda: timed([PYTHON, "-SI", "-c", msgspec_only]),
+            "python -SI + closer.metered.quickcall": lambda: timed([PYTHON, "-SI", "-c", call_modules]),
+            "python -SI -c pass": lambda: timed([PYTHON, "-SI", "-c", "pass"]),
         })
         helps = interleaved(runs, {
             "python -c pass": python_pass,
@@ -265,6 +273,8 @@ def markdown(result: dict) -> str:
                   f"({call['cpu_median_ms']} ms CPU) against the bare tools' {bare['median_ms']} ms: "
                   f"{round(call['median_ms'] - bare['median_ms'] - floor['median_ms'], 1)} ms over tools + floor "
                   "(closer's modules, the call's files, the process wrappers of closer.procs, the tree)."]
+        if "python -SI + closer.metered.quickcall" in sim:
+            lines += ["", *cost_split(sim)]
     lines += ["", f"Measured {p['date']} at commit {p['git_commit']} (closer {p['closer_version']}), Python "
               f"{p['python']}, {p['iverilog']}, {p['machine']}; 1-minute load average "
               f"{p['load_average_1min_before']} before, {p['load_average_1min_after']} after; bytecode: "
@@ -275,6 +285,31 @@ def markdown(result: dict) -> str:
                   "(see the reference rows, measured in the same rounds, and the CPU column)."]
     lines.append("")
     return "\n".join(lines)
+
+
+def cost_split(sim: dict) -> list[str]:
+    """The standalone call's CPU time over the bare tools, in parts measured in the same rounds:
+    the interpreter's start, msgspec's import, the other modules outside closer, closer's own
+    modules, and what is left (the call's work, its process wrappers and the setpriv probe)."""
+    cpu = {name: s["cpu_median_ms"] for name, s in sim.items()}
+    start = cpu["python -SI -c pass"]
+    parts = [
+        ("the interpreter's start (`python -SI -c pass`)", start),
+        ("msgspec and what it imports (typing, enum, re, datetime, decimal, uuid, inspect, ...)",
+         cpu["python -SI + msgspec"] - start),
+        ("the other modules outside closer (pathlib, shutil, subprocess, tomllib, json, dataclasses, ...)",
+         cpu["python -SI + the call's imports"] - cpu["python -SI + msgspec"]),
+        ("closer's own modules (their code, their dataclasses and msgspec Structs)",
+         cpu["python -SI + closer.metered.quickcall"] - cpu["python -SI + the call's imports"]),
+        ("the call's work: files, snapshot, tree, record, the wrappers (setpriv, sh) and the setpriv probe",
+         cpu["closer-tool sim"] - cpu["bare iverilog + vvp"] - cpu["python -SI + closer.metered.quickcall"]),
+    ]
+    total = cpu["closer-tool sim"] - cpu["bare iverilog + vvp"]
+    lines = [f"Where the standalone call's {total:.1f} ms of CPU over the bare tools go (medians of "
+             "the same rounds, each part the difference of two measured cases; the goal is "
+             f"{GOALS_MS['sim_overhead']:g} ms):", "", "| part | CPU (ms) |", "|---|---:|"]
+    lines += [f"| {name} | {ms:.1f} |" for name, ms in parts]
+    return lines
 
 
 def main() -> None:

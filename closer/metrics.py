@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Callable, Mapping
 
+from closer.flow.cachedir import FLOW_REUSED  # noqa: F401  (kept where the metered call finds it without this module)
+
 CORNER_QUALIFIER = "__corner__"
 _KEY_CHARS = re.compile(r"[a-z][A-Za-z0-9_.\-]*")
 
@@ -58,7 +60,6 @@ GLS_TESTS_TOTAL = "closer__gls__tests_total"
 GLS_TESTS_FAILED = "closer__gls__tests_failed"
 LEC_RESULT = "closer__lec__result"
 UNCONSTRAINED_ENDPOINTS = "closer__timing__unconstrained_endpoints"
-FLOW_REUSED = "closer__flow__reused"  # 1: the call's flow run was served from the flow cache
 SIM_CYCLES = "closer__sim__cycles"
 ROUTE_UNROUTED_NETS = "closer__route__unrouted_nets"
 RUN_DESIGN = "run__closer__design"

@@ -20,7 +20,6 @@ the same (`die_with`).
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import os
 import resource
@@ -217,7 +216,7 @@ def _exits_within_thread(pid: int, timeout_s: float | None) -> bool:
 
 
 PR_SET_PDEATHSIG = 1
-_LIBC = ctypes.CDLL(None, use_errno=True)
+_LIBC: list = []  # the C library, loaded by the first die_with (ctypes is not imported before)
 
 
 def _die_with_parent():
@@ -234,7 +233,11 @@ def _die_with_parent():
 def die_with(parent: int) -> None:
     """Make this process get SIGKILL when `parent` (the pid that forked it) exits; exit now if
     it already has."""
-    _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if not _LIBC:
+        import ctypes
+
+        _LIBC.append(ctypes.CDLL(None, use_errno=True))
+    _LIBC[0].prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:
         os._exit(137)
 

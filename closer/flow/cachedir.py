@@ -18,6 +18,7 @@ from pathlib import Path
 CACHE_ENV = "CLOSER_FLOW_CACHE"
 DISABLED = "off"
 RUN_CACHE = "flowcache"  # the run-local cache, under a run's control directory
+FLOW_REUSED = "closer__flow__reused"  # the metric: 1 when the call's flow run was served from the cache
 
 
 def cache_dir(control: Path | None, shared_ok: bool = True) -> Path | None:

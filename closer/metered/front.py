@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 from closer.budgetcheck import check_call
 from closer.errors import CloserError, InputError
 from closer.flow import cachedir as flow_cache
-from closer.metrics import FLOW_REUSED
 from closer.metered.argv import ARGS_PLACEHOLDER
 from closer.metered.estimator import NO_ESTIMATE, RewardEstimate, load_estimator
 from closer.metered.execute import ToolRun, estimate_reward, execute_tool
@@ -151,7 +150,7 @@ def metered_call(ws: WorkspacePaths, tool: ToolClass, args: list[str] | None = N
             refused=list(snapshot.refused),
             cost=dict(counted=counted, units=budget.weights.of(tool) if counted else 0.0,
                       tool_wall_s=tool_run.wall_s, peak_rss_mb=tool_run.peak_rss_mb,
-                      reused=tool_run.metrics.get(FLOW_REUSED) == 1),
+                      reused=tool_run.metrics.get(flow_cache.FLOW_REUSED) == 1),
             outcome=tool_run.outcome, message=tool_run.message, exit_codes=tool_run.exit_codes,
             metrics=tool_run.metrics, **scored,
             best_reward=best, remaining=remaining(budget, used_after, elapsed_end),

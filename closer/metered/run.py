@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from closer import __version__
 from closer.errors import InputError, ToolMissing, ToolTimeout
+from closer.hashing import sha256
 from closer.metered.argv import expand_argv, placeholder_values
 from closer.metered.paths import WorkspacePaths
 from closer.metered.snapshot import copy_pristine, take_snapshot
@@ -62,7 +62,7 @@ def start_run(ws: WorkspacePaths, *, started_at: datetime | None = None,
 
 
 def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return sha256(path.read_bytes()).hexdigest()
 
 
 def load_run_info(ws: WorkspacePaths) -> RunInfo:

@@ -8,19 +8,18 @@ path -> blob digest) stored under `snapshots/` by the sha256 of its canonical JS
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import json
 import os
 import re
 import shutil
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from typing import TYPE_CHECKING
 
 from closer.errors import InputError
+from closer.hashing import sha256
 from closer.inputs import load_json
 from closer.metered.paths import CONTROL_DIR, RESULTS_DIR, WorkspacePaths
 from closer.trajectory.fastrecord import FileChangesView
@@ -103,7 +102,7 @@ def take_snapshot(ws: WorkspacePaths, surface: SurfaceConfig | SurfaceView) -> S
         except OSError as exc:  # changed under us (deleted, replaced by a symlink): not taken
             scan.refused.append(f"{rel}: unreadable while the snapshot was taken ({exc.strerror})")
     manifest = json.dumps(files, sort_keys=True, separators=(",", ":")).encode()
-    digest = hashlib.sha256(manifest).hexdigest()
+    digest = sha256(manifest).hexdigest()
     target = ws.snapshot(digest)
     if not target.exists():
         _atomic_write(target, manifest)
@@ -167,13 +166,15 @@ def diff(before: dict[str, str], after: dict[str, str]) -> FileChangesView:
 
 
 def _store_blob(ws: WorkspacePaths, path: Path) -> str:
-    h = hashlib.sha256()
+    h = sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(_CHUNK), b""):
             h.update(chunk)
     digest = h.hexdigest()
     target = ws.object(digest)
     if not target.exists():
+        import tempfile  # only for a new blob: an unchanged surface's call does without it
+
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
         os.close(fd)
@@ -183,6 +184,8 @@ def _store_blob(ws: WorkspacePaths, path: Path) -> str:
 
 
 def _atomic_write(target: Path, data: bytes) -> None:
+    import tempfile  # only for a new snapshot: an unchanged surface's call does without it
+
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
     with os.fdopen(fd, "wb") as f:

@@ -111,18 +111,31 @@ def read_chunks(path: Path) -> Iterator[tuple[list[str], list[bytes], bytes | No
 
 
 def _line_blocks(path: Path) -> Iterator[bytes]:
-    """The JSONL's bytes in blocks of whole lines (each without its last newline)."""
-    rest = b""
-    with open(path, "rb") as handle:
-        while part := handle.read(JSONL_BLOCK):
-            cut = part.rfind(b"\n")
-            if cut < 0:
-                rest += part
+    """The JSONL's bytes in blocks of whole lines (each without its last newline), read into one
+    buffer kept for the whole file (a fresh block per read costs its page faults every time)."""
+    buffer = bytearray(JSONL_BLOCK)
+    held = 0  # the bytes of a line the last block did not end, at the buffer's start
+    with open(path, "rb", buffering=0) as handle:
+        while got := _read_into(handle, buffer, held):
+            end = held + got
+            cut = buffer.rfind(b"\n", 0, end)
+            if cut < 0:  # no line ends in the buffer yet
+                held = end
+                if held == len(buffer):
+                    buffer.extend(bytes(len(buffer)))
                 continue
-            yield b"".join((rest, memoryview(part)[:cut]))  # one copy
-            rest = part[cut + 1:]
-    if rest:
-        yield rest
+            with memoryview(buffer) as view:
+                yield bytes(view[:cut])
+                view[:end - cut - 1] = view[cut + 1:end]
+            held = end - cut - 1
+    if held:
+        yield bytes(buffer[:held])
+
+
+def _read_into(handle: io.FileIO, buffer: bytearray, start: int) -> int:
+    """Read into `buffer` from `start` on; the bytes read (0 at the end of the file)."""
+    with memoryview(buffer) as view:
+        return handle.readinto(view[start:])
 
 
 class _Folder:
@@ -219,13 +232,17 @@ def _read_alone(parsed: Parsed, i: int, raw: bytes, keep_going: bool) -> None:
 
 
 def score_inputs(path: Path, targets: LoadedTargets, keep_going: bool = False) -> list[bytes]:
-    """One JSON line (bytes, no newline) per input, in input order. A chunk is read, scored and
-    dropped before the next is read: its values are still in the processor's caches."""
-    lines: list[bytes] = []
+    """The output: one JSON line per input, in input order, each ending in a newline, in blocks
+    (one per chunk of inputs; joined once here, the lines are freed at once and the output is never
+    copied whole). A chunk is read, scored and dropped before the next is read: its values are
+    still in the processor's caches."""
+    blocks: list[bytes] = []
     with collector.paused():
         for labels, raws, joined in read_chunks(path):
-            lines.extend(_score_chunk(parse_chunk(labels, raws, joined, keep_going), targets, keep_going))
-    return lines
+            lines = _score_chunk(parse_chunk(labels, raws, joined, keep_going), targets, keep_going)
+            lines.append(b"")  # the last line's newline
+            blocks.append(b"\n".join(lines))
+    return blocks
 
 
 def _score_chunk(parsed: Parsed, targets: LoadedTargets, keep_going: bool) -> list[bytes]:

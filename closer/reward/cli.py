@@ -58,21 +58,18 @@ def batch_command(path: Path, targets_path: Path, keep_going: bool) -> None:
     """
     from closer.reward.batch import score_inputs
 
-    lines = score_inputs(path, load_targets(targets_path), keep_going)
-    if lines:
-        lines.append(b"")  # the last line's newline, without copying the joined output again
-    _write_utf8(b"\n".join(lines))
+    _write_utf8(score_inputs(path, load_targets(targets_path), keep_going))
 
 
-def _write_utf8(data: bytes) -> None:
-    """Bytes to stdout as they are (orjson wrote UTF-8) without decoding them first; a stdout
-    without a binary buffer (a caller that redirected it to text) gets the decoded text."""
+def _write_utf8(blocks: list[bytes]) -> None:
+    """Bytes to stdout as they are (orjson wrote UTF-8) without decoding or joining them first; a
+    stdout without a binary buffer (a caller that redirected it to text) gets the decoded text."""
     binary = getattr(sys.stdout, "buffer", None)
     if binary is None:
-        sys.stdout.write(data.decode())
+        sys.stdout.write(b"".join(blocks).decode())
         return
     sys.stdout.flush()
-    binary.write(data)
+    binary.writelines(blocks)
     binary.flush()
 
 

@@ -331,6 +331,17 @@ def test_spef_escapes_scalar_ports_named_with_brackets(tmp_path):
     assert "*D_NET q[0]" in bus and "*P d[1] I" in bus
 
 
+def test_spef_refuses_a_tree_whose_driver_is_no_terminal(tmp_path):
+    """A malformed RC tree (its driver field not INSTANCE/PIN) is a ToolError naming the SPEF."""
+    from closer.errors import ToolError
+    from closer.physical.signoff.parasitics import write_spef
+
+    rc = tmp_path / "x.rc"
+    rc.write_text("clk 1  10 ( 0.6 2.7e-05 u1/CLK )\n")
+    with pytest.raises(ToolError, match="not an INSTANCE/PIN terminal"):
+        write_spef(parse_rc(rc), "top", {}, tmp_path / "a.spef", {"clk": "input"})
+
+
 def test_metadata_matches_schema(counter_run):
     import jsonschema
 
@@ -449,6 +460,8 @@ def test_cell_padding_keeps_sites_free_between_cells(counter_run):
     assert tight[0] >= len(plain) // 2 and tight[1] <= len(padded) // 8, tight
     assert PlaceConfig(large_padding_sites=4).for_instances(3000).padding_sites == 4
     assert PlaceConfig(large_padding_sites=4).for_instances(2999).padding_sites == 0
+    assert PlaceConfig().for_instances(3000).congestion_target == PlaceConfig().large_congestion_target
+    assert PlaceConfig().for_instances(2999).congestion_target == PlaceConfig().congestion_target
 
 def _first_net_number(qrouter: str, phys: Path, tech_lef: Path, work: Path) -> int:
     import re

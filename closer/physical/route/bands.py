@@ -2,9 +2,12 @@
 two at a time, instead of the whole die at once.
 
 Why: qrouter's rip-up and reroute (stage 2) converges on a few thousand nets and diverges on
-ten thousand (PicoRV32, 9.5k nets: stage 1 leaves ~400 nets, every stage-2 pass adds some, with
-or without a congestion history); the same placement cut into 8 bands of ~1.5k nets routes 7
-bands completely within their stage-2 schedule (docs/physical.md "Band routing").
+ten thousand (PicoRV32, 9.5k nets: every stage-2 pass on the whole die adds failed nets, with
+or without a congestion history), while a band's stage 2 does converge. Measured on PicoRV32 it
+does not pay yet: the bands' stage 1 fails far more nets (a crossing net is two nets pinned to
+fixed columns), and after stage 2 the central bands still end at 14-72 failed nets each, about
+the whole die's stage 1 in all; so it is off by default (`BandConfig.min_nets = 0`), an option
+to build on (docs/physical.md "Placement for routing, band routing, and what stage 1 leaves").
 
 How the bands fit together. A band boundary is a row boundary, where the met1 rail already
 takes the two met1 tracks beside it. Each band gets its own DEF (closer.physical.io.defio,
@@ -45,7 +48,7 @@ CROSSING_LAYERS = ("met2",)
 
 @dataclass
 class BandConfig:
-    min_nets: int = 3000          # designs with this many nets and more are routed band by band (0: never)
+    min_nets: int = 0             # designs with this many nets and more are routed band by band (0: never)
     rows: int = 24                # rows per band (65 um in sky130 hd; PicoRV32's 192 rows: 8 bands)
     crossing_spacing: int = 2     # met2 columns between two crossings of a boundary, where it has room
     workers: int = 2              # bands routed at once
@@ -367,16 +370,17 @@ def merge(placed_text: str, routing: BandRouting, bands: list[defio.Band], pitch
 
 
 def with_crossing_pins(routed_text: str, cross: list[Crossing], bands: list[defio.Band], pitch_y: int) -> str:
-    """The merged DEF with each crossing's two band pins back as pins of its net (INPUT, so never
-    taken for its driver), for qrouter's RC run: it walks a net's wiring from node to node, and
-    a band's wiring starts and ends at its crossing pins."""
+    """The merged DEF with each crossing's two band pins back as pins of its net, for qrouter's RC
+    run: it walks a net's wiring from node to node, and a band's wiring starts and ends at its
+    crossing pins. They come after the net's own terminals: qrouter takes a pin met first for the
+    net's driver whatever its DIRECTION (first, one took the clk port's place in the counter)."""
     pins: list[str] = []
     extra: dict[str, list[str]] = {}
     for c in cross:
         half = defio.IO_PIN_W // 2 if c.layer == "met2" else 150
         for k in (c.boundary, c.boundary + 1):
             name = f"{pin_name(c)}_{k}"
-            pins.append(f"- {name} + DIRECTION INPUT + USE SIGNAL + LAYER {c.layer} ( {-half} {-half} ) "
+            pins.append(f"- {name} + DIRECTION OUTPUT + USE SIGNAL + LAYER {c.layer} ( {-half} {-half} ) "
                         f"( {half} {half} ) + PLACED ( {c.x} {_pin_y(c, bands, k, pitch_y)} ) N ;")
             extra.setdefault(c.net, []).append(f"( PIN {name} )")
     head = re.search(r"\nPINS (\d+) ;", routed_text)
@@ -386,9 +390,10 @@ def with_crossing_pins(routed_text: str, cross: list[Crossing], bands: list[defi
     out = []
     for block in blocks:
         name = block_name(block)
-        if name in extra:
-            first, rest = block.split("\n", 1)
-            block = f"{first}\n  {' '.join(extra[name])}\n{rest}"
+        if name in extra:  # after the net's own terminals: qrouter's RC walk starts at the first
+            at = re.search(r"\n\s*\+", block)  # pin it meets, whatever its DIRECTION
+            at = at.start() if at else len(block.rstrip())
+            block = f"{block[:at]}\n  {' '.join(extra[name])}{block[at:]}"
         out.append(block.rstrip())
     return text[:start] + "\n".join(out) + "\n" + text[end:]
 

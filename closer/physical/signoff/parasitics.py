@@ -96,6 +96,8 @@ def write_spef(nets: dict[str, RcNet], top: str, original: dict[str, str], path:
     port_bits = {orig(p) for p in bus_bits}
 
     def pin_ref(p: str) -> tuple[str, str]:
+        if "/" not in p:
+            raise ToolError(f"qrouter's RC trees: '{p}' is not an INSTANCE/PIN terminal (SPEF {path})")
         inst, pin = p.split("/", 1)
         if inst == "PIN":
             return _spef_name(orig(pin), port_bit=pin in bus_bits), ("I" if port_dirs.get(pin) == "input" else "O")

@@ -193,8 +193,9 @@ def test_the_rc_def_has_the_crossing_pins_and_their_loads_are_dropped_again():
     planned = [defio.Band(0, 4, 0, 10880, 0, 10879), defio.Band(4, 8, 10880, 30000, 10881, 30000)]
     text = bands.with_crossing_pins(placed, [bands.Crossing("n", 0, 1150, "met2")], planned, 340)
     assert "PINS 3 ;" in text
-    assert "- closer_band0_n_0 + DIRECTION INPUT" in text and "PLACED ( 1150 10710 )" in text and "PLACED ( 1150 11050 )" in text
-    assert "( PIN closer_band0_n_0 ) ( PIN closer_band0_n_1 )" in text and "( a Y ) ( b A )" in text
+    # OUTPUT: a design output is a load of its net in qrouter's RC trees (patch 08)
+    assert "- closer_band0_n_0 + DIRECTION OUTPUT" in text and "PLACED ( 1150 10710 )" in text and "PLACED ( 1150 11050 )" in text
+    assert "( a Y ) ( b A )\n  ( PIN closer_band0_n_0 ) ( PIN closer_band0_n_1 )\n  + USE SIGNAL" in text
     rc = "n 1 a/Y 3 ( 1.5 0.002 ( 2 0.001 PIN/closer_band0_n_0 , b/A ) , PIN/closer_band0_n_1 )\n"
     cleaned = bands.without_crossing_loads(rc)
     assert "closer_band" not in cleaned and "b/A" in cleaned and "( 2 0.001" in cleaned

@@ -372,8 +372,9 @@ def merge(placed_text: str, routing: BandRouting, bands: list[defio.Band], pitch
 def with_crossing_pins(routed_text: str, cross: list[Crossing], bands: list[defio.Band], pitch_y: int) -> str:
     """The merged DEF with each crossing's two band pins back as pins of its net, for qrouter's RC
     run: it walks a net's wiring from node to node, and a band's wiring starts and ends at its
-    crossing pins. They come after the net's own terminals: qrouter takes a pin met first for the
-    net's driver whatever its DIRECTION (first, one took the clk port's place in the counter)."""
+    crossing pins. They are OUTPUT pins, after the net's own terminals: with qrouter patch 08 a
+    design output is a load, never the tree's root (unpatched, qrouter rooted the counter's clk
+    tree at a crossing pin, whatever its DIRECTION)."""
     pins: list[str] = []
     extra: dict[str, list[str]] = {}
     for c in cross:
@@ -390,8 +391,8 @@ def with_crossing_pins(routed_text: str, cross: list[Crossing], bands: list[defi
     out = []
     for block in blocks:
         name = block_name(block)
-        if name in extra:  # after the net's own terminals: qrouter's RC walk starts at the first
-            at = re.search(r"\n\s*\+", block)  # pin it meets, whatever its DIRECTION
+        if name in extra:
+            at = re.search(r"\n\s*\+", block)
             at = at.start() if at else len(block.rstrip())
             block = f"{block[:at]}\n  {' '.join(extra[name])}{block[at:]}"
         out.append(block.rstrip())

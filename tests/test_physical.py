@@ -462,6 +462,8 @@ def test_cell_padding_keeps_sites_free_between_cells(counter_run):
     assert PlaceConfig(large_padding_sites=4).for_instances(2999).padding_sites == 0
     assert PlaceConfig().for_instances(3000).congestion_target == PlaceConfig().large_congestion_target
     assert PlaceConfig().for_instances(2999).congestion_target == PlaceConfig().congestion_target
+    assert PlaceConfig().for_instances(3000).fallback_spread_pin_peaks == 0.0  # no Replace trial
+    assert PlaceConfig().for_instances(2999).fallback_spread_pin_peaks == PlaceConfig().fallback_spread_pin_peaks
 
 def _first_net_number(qrouter: str, phys: Path, tech_lef: Path, work: Path) -> int:
     import re

@@ -427,9 +427,10 @@ class Replace(Step):
 
     def run(self, ctx):
         first = self.problems(ctx)
-        alpha = ctx.config.place.fallback_spread_pin_peaks
+        place = ctx.config.place.for_instances(len(ctx.netlist.instances))
+        alpha = place.fallback_spread_pin_peaks
         out: dict[str, Any] = {f"{self.key}__ran": False}
-        if not first or alpha <= ctx.config.place.spread_pin_peaks or not self.wanted(ctx):
+        if not first or alpha <= place.spread_pin_peaks or not self.wanted(ctx):
             return out
         config = replace(ctx.config, place=replace(ctx.config.place, spread_pin_peaks=alpha))
         trial = Context(ctx.input_netlist_v, ctx.top, ctx.sdc, PhysicalPaths(ctx.paths.root / self.folder, ctx.top),

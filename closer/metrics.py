@@ -18,6 +18,7 @@ keeps the two equal.
 from __future__ import annotations
 
 import math
+import operator
 import re
 from dataclasses import dataclass
 from enum import StrEnum
@@ -178,6 +179,8 @@ class DerivedMetric:
     unit: str
     formula: str
     inputs: tuple[str, ...]  # metric names (keys or other derived metrics); CLOCK_PERIOD is special
+    # the inputs in order -> the value; the operator functions (a - b, a * b) are called from C
+    # when the batch maps them over columns, without a Python frame per value
     compute: Callable[..., float]
     description: str
     # the gate a value that is not finite or not > 0 fails (e.g. a setup slack larger than the
@@ -192,19 +195,19 @@ DERIVED: dict[str, DerivedMetric] = {
     for d in (
         DerivedMetric(
             "effective_clock_period", "ns", "clock_period − finish__timing__setup__ws",
-            (CLOCK_PERIOD, SETUP_WS), lambda period, ws: period - ws,
+            (CLOCK_PERIOD, SETUP_WS), operator.sub,
             "The shortest period the design would meet: the constrained period minus the worst "
             "setup slack. clock_period is the targets file's `clock_period` when given, else "
             "the single clock in constraints__clocks__details.",
         ),
         DerivedMetric(
             "execution_time", "ns", "closer__sim__cycles × effective_clock_period",
-            (SIM_CYCLES, "effective_clock_period"), lambda cycles, period: cycles * period,
+            (SIM_CYCLES, "effective_clock_period"), operator.mul,
             "Time the task's workload takes at the effective clock period.",
         ),
         DerivedMetric(
             "energy", "nJ", "finish__power__total × execution_time",
-            (POWER_TOTAL, "execution_time"), lambda power_w, time_ns: power_w * time_ns,
+            (POWER_TOTAL, "execution_time"), operator.mul,
             "Energy of the task's workload (W × ns = nJ).",
         ),
     )
@@ -215,7 +218,7 @@ TIMED_STAGES = ("synth", "floorplan", "placeopt", "cts", "globalroute", "finish"
 for _stage in TIMED_STAGES:
     DERIVED[f"{_stage}_effective_clock_period"] = DerivedMetric(
         f"{_stage}_effective_clock_period", "ns", f"clock_period − {_stage}__timing__setup__ws",
-        (CLOCK_PERIOD, f"{_stage}__timing__setup__ws"), lambda period, ws: period - ws,
+        (CLOCK_PERIOD, f"{_stage}__timing__setup__ws"), operator.sub,
         "As effective_clock_period, from the worst setup slack after that stage.",
     )
 del _stage

@@ -8,6 +8,8 @@ import json
 import random
 from pathlib import Path
 
+import orjson
+
 from closer.reward import compute_reward, load_metrics, load_targets
 from closer.reward.batch import exact, scalar_line
 
@@ -242,3 +244,31 @@ def test_directory_files_another_user_owns_are_read_without_noatime(tmp_path: Pa
     result = _batch(tmp_path)
     assert_refused(result, "r1.json")
     assert "Permission denied" in result.err
+
+
+def test_file_names_with_quotes_commas_and_backslashes_are_encoded_as_orjson_does(tmp_path: Path):
+    """The labels are encoded together and split at `","`: names holding that run, or a quote
+    before a comma, must come out byte for byte as their own `orjson.dumps`."""
+    targets = load_targets(ALL_GATES)
+    names = ['a",".json', 'b\\",.json', 'c",.json', 'd,".json', 'e\\.json', 'f é.json', 'g.json']
+    for folder, folder_names in ((tmp_path / "odd", names), (tmp_path / "plain", ["r0.json", "r1.json"])):
+        folder.mkdir()
+        for name, values in zip(folder_names, _records(len(folder_names))):
+            (folder / name).write_text(json.dumps(values))
+        result = _batch(folder)
+        assert result.code == 0, result.err
+        files = sorted(folder.glob("*.json"))
+        lines = result.out.encode().splitlines()
+        assert len(lines) == len(files)
+        for line, file in zip(lines, files):
+            assert line.startswith(b'{"input":' + orjson.dumps(str(file)) + b',"schema_version":')
+            expected = scalar_line(str(file), compute_reward(load_metrics(file), targets))
+            assert exact(json.loads(line)) == exact(json.loads(expected))
+
+
+def test_labels_ending_in_a_quote_and_comma_fall_back_to_one_encoding_each():
+    """A label ending in `",` encodes to `...\\","`, which a split at `","` would cut wrongly."""
+    from closer.reward.lines import _unquoted
+
+    for labels in (['q\\",', "é", "x"], ['",', ',"', "\\"], ["a", "b:1"], [""]):
+        assert [b'"' + piece + b'"' for piece in _unquoted(labels)] == list(map(orjson.dumps, labels))

@@ -21,7 +21,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
-from operator import add, is_, le, lt, mul, ne, neg, truediv
+from operator import add, le, lt, mul, ne, neg, truediv
 
 from closer import metrics as mk
 from closer.reward.compute import BELOW_ONE
@@ -98,11 +98,13 @@ def score_columns(columns: Mapping[str, Sequence], n: int, targets: Targets | Lo
             unmeasured |= gate_unmeasured
     batch.undecided |= unmeasured - failed  # the scalar path raises GateUnmeasured
     terms = {t.name: _term(batch, values[t.name], t, failed) for t in spec.targets}
-    total, unmet = _totals(spec.targets, terms, n)
+    total = _totals(spec.targets, terms, n)
     reward = list(map(math.exp, map(neg, [0.0 if t is None else t for t in total] if None in total else total)))
-    for row in unmet:
-        if reward[row] >= 1.0:
-            reward[row] = BELOW_ONE
+    if max(reward) >= 1.0:
+        weighted_met = [terms[t.name].met for t in spec.targets if t.weight > 0]
+        for row in compress(range(n), map(le, repeat(1.0), reward)):
+            if any(met[row] is False for met in weighted_met):
+                reward[row] = BELOW_ONE  # a weighted target unmet: not 1, however small its penalty
     gate = [1] * n
     for row in failed:
         reward[row] = 0.0
@@ -123,7 +125,8 @@ def _term(batch: _Batch, values: list, target: Target, failed: set[int]) -> Term
             values[row] = None
     if None not in values:
         ratio = list(map(truediv, values, repeat(target.target)))
-        loss = list(map(max, repeat(0.0), map(math.log, ratio)))
+        # max(0.0, x) without a call per value: max keeps 0.0 unless x > 0.0, as this does
+        loss = [x if x > 0.0 else 0.0 for x in map(math.log, ratio)]
         penalty = list(map(mul, repeat(target.weight), loss))
         met = list(map(le, values, repeat(target.target)))
         return TermColumns(list(map(float, values)), ratio, loss, penalty, met)
@@ -134,20 +137,16 @@ def _term(batch: _Batch, values: list, target: Target, failed: set[int]) -> Term
     return TermColumns([None if v is None else float(v) for v in values], ratio, loss, penalty, met)
 
 
-def _totals(targets: list[Target], terms: dict[str, TermColumns], n: int) -> tuple[list, set[int]]:
-    """(Σ penalties from 0.0 in target order, None once a term has no value; rows where some
-    weighted target is unmet)."""
+def _totals(targets: list[Target], terms: dict[str, TermColumns], n: int) -> list[float | None]:
+    """Σ penalties from 0.0 in target order, None once a term has no value."""
     total: list[float | None] = [0.0] * n
-    unmet: set[int] = set()
     for target in targets:
-        term = terms[target.name]
-        if None in total or None in term.penalty:
-            total = [None if t is None or p is None else t + p for t, p in zip(total, term.penalty)]
+        penalty = terms[target.name].penalty
+        if None in total or None in penalty:
+            total = [None if t is None or p is None else t + p for t, p in zip(total, penalty)]
         else:
-            total = list(map(add, total, term.penalty))
-        if target.weight > 0:
-            unmet.update(compress(range(n), map(is_, term.met, repeat(False))))
-    return total, unmet
+            total = list(map(add, total, penalty))
+    return total
 
 
 class _Batch:
@@ -212,6 +211,10 @@ class _Batch:
         if column is None:
             return [None] * self.n
         if self.kinds(mk.CLOCKS_DETAILS) == {list}:  # every result has the list (one flow's records)
+            if column.count(column[0]) == self.n:  # the same clocks in all (one compare per list)
+                period = _one_period(column[0])
+                if period is not None:
+                    return [period] * self.n
             keys = list(map(tuple, column))
             periods = {key: _one_period(list(key)) for key in set(keys)}
             if None not in periods.values():

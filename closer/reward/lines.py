@@ -25,8 +25,8 @@ def result_lines(scored: Scored, labels: list[str], targets: LoadedTargets) -> l
     if not n:
         return []
     parts: list[Iterable[bytes] | bytes] = [
-        b'{"input":', list(map(orjson.dumps, labels)),
-        b',"schema_version":' + orjson.dumps(SCHEMA_VERSION) + b',"reward":', _encoded(scored.reward),
+        b'{"input":"', _unquoted(labels),
+        b'","schema_version":' + orjson.dumps(SCHEMA_VERSION) + b',"reward":', _encoded(scored.reward),
         b',"gate":', _encoded(scored.gate), b',"penalty_total":', _encoded(scored.penalty_total), b',"terms":{']
     for number, target in enumerate(targets.targets.targets):
         parts.extend(_term_parts(scored.terms[target.name], target, first=number == 0))
@@ -45,6 +45,16 @@ def _term_parts(term: TermColumns, target: Target, first: bool) -> list[Iterable
 def _encoded(column: list) -> list[bytes]:
     """Each value's JSON; `column` holds only numbers, booleans and None (never an empty list)."""
     return orjson.dumps(column)[1:-1].split(b",")
+
+
+def _unquoted(labels: list[str]) -> list[bytes]:
+    """Each label's JSON string without its quotes, from one `orjson.dumps` of them all split at
+    each `","`: with no escaped quote in it every quote is a string's start or end. A label
+    holding a quote (rare in a path) sends them to one `orjson.dumps` each."""
+    encoded = orjson.dumps(labels)
+    if b'\\"' in encoded:
+        return [orjson.dumps(label)[1:-1] for label in labels]
+    return encoded[2:-2].split(b'","')
 
 
 def _merged(parts: list[Iterable[bytes] | bytes], n: int) -> list[Iterable[bytes]]:

@@ -213,13 +213,18 @@ def run_one(name: str, work: Path, timeout_s: float = 4 * 3600) -> dict:
 
 
 def _draw_congestion(row: dict, paths: FlowPaths) -> None:
-    """The placement's RUDY map (closer.physical.place.congestion) of the run, drawn for the page."""
-    estimate = paths.node_dir("pnr") / "phys" / "congestion.json"
+    """The placement's RUDY map (closer.physical.place.congestion) of the run, drawn for the page,
+    with the points where the router's searches for the nets it left unrouted failed."""
+    phys = paths.node_dir("pnr") / "phys"
+    estimate = phys / "congestion.json"
     if estimate.is_file():
         from closer.physical.place import congestion
 
+        unrouted_json = phys / "route" / "unrouted.json"
+        failed = json.loads(unrouted_json.read_text()).get("fell_through_um", {}) if unrouted_json.is_file() else {}
         picture = ROOT / "docs" / "img" / f"congestion-{row['design']}.png"
-        congestion.write_png(congestion.read_json(estimate), picture, f"{row['design']} after placement")
+        congestion.write_png(congestion.read_json(estimate), picture, f"{row['design']} after placement",
+                             {n: tuple(xy) for n, xy in failed.items()})
         row["congestion_png"] = str(picture.relative_to(ROOT / "docs"))
 
 

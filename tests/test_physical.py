@@ -388,6 +388,26 @@ def test_route_gate_fails_when_nets_stay_unrouted(counter_run, pdk_paths, tmp_pa
     assert (tmp_path / "starved" / "replace" / "first" / "final.def").is_file() == m["closer__replace__kept"]
     # the fallback after the repair: not with the repair off, nor after Replace ran
     assert m["closer__replace_signoff__ran"] is False and result.metrics["closer__replace_signoff__ran"] is False
+    # route/unrouted.json: the nets left and where qrouter's searches for them failed
+    done = json.loads((work / "phys" / "route" / "unrouted.json").read_text())
+    assert done["unrouted"] == [] and done["fell_through_um"] == {}
+    left = json.loads((tmp_path / "starved" / "route" / "unrouted.json").read_text())
+    assert left["unrouted"] and set(left["fell_through_um"]) <= set(left["unrouted"])
+    import re
+
+    w, h = (int(v) / 1000 for v in re.search(r"DIEAREA \( 0 0 \) \( (\d+) (\d+) \)",
+                                              (tmp_path / "starved" / "final.def").read_text()).groups())
+    assert all(0 <= x <= w and 0 <= y <= h for x, y in left["fell_through_um"].values())
+
+
+def test_fall_through_points_take_each_failed_nets_last_failed_search(tmp_path):
+    from closer.physical.route.route import fall_through_points
+
+    log = tmp_path / "qrouter.log"
+    log.write_text("Pass 40 (maxcost is 432)\nFell through 40 passes\n(401.81,392.87) net=a\n"
+                   "Fell through 0 passes\n(10.5,20.25) net=b\nFell through 40 passes\n(1.0,2.0) net=a\n"
+                   "Fell through 3 passes\n(5.0,6.0) net=routed_later\n")
+    assert fall_through_points(log, ["b", "a", "c"]) == {"b": (10.5, 20.25), "a": (1.0, 2.0)}
 
 
 def test_congestion_driven_spreading_weights_the_pin_peaks(counter_run):

@@ -120,6 +120,7 @@ class PhysicalPaths:
     inflation_json = property(lambda s: s.root / "inflation.json")
     groute_json = property(lambda s: s.route_dir / "groute.json")
     guides_txt = property(lambda s: s.route_dir / "guides.txt")
+    unrouted_json = property(lambda s: s.route_dir / "unrouted.json")  # the nets left, where they failed
 
 
 @dataclass
@@ -385,6 +386,10 @@ class Route(Step):
                            ctx.config.pin_access, r.failed)
         nets = defio.read_routed_nets(ctx.paths.final_def)
         wl = sum(n.wire_length_dbu for n in nets.values()) / 1000
+        points = route.fall_through_points(r.log, r.failed) if r.log and r.log.is_file() else {}
+        ctx.paths.unrouted_json.write_text(json.dumps(
+            {"unrouted": r.failed, "log": str(r.log) if r.log else None,
+             "fell_through_um": {n: list(xy) for n, xy in points.items()}}, indent=1))
         return {"closer__route__unrouted_nets": r.failed_nets, "closer__route__passes": r.passes,
                 "closer__route__failed_net_names": r.failed[:50],
                 "closer__route__capped_at_pass": r.capped_at, "closer__route__time_limited": r.time_limited,

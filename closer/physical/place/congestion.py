@@ -125,8 +125,11 @@ def read_json(path: Path) -> CongestionMap:
                          data["supply_h_um"], data["supply_v_um"])
 
 
-def write_png(congestion: CongestionMap, path: Path, title: str) -> Path:
-    """The map as a heat map (demand / supply per GCell, the larger direction; 1 is the supply)."""
+def write_png(congestion: CongestionMap, path: Path, title: str,
+              unrouted: dict[str, tuple[float, float]] | None = None) -> Path:
+    """The map as a heat map (demand / supply per GCell, the larger direction; 1 is the supply);
+    `unrouted`: per net the router left unrouted, the point (um) where its search failed, drawn
+    over the map."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -138,6 +141,11 @@ def write_png(congestion: CongestionMap, path: Path, title: str) -> Path:
     image = ax.imshow(ratio, origin="lower", cmap="inferno", vmin=0, vmax=max(1.0, float(ratio.max())),
                       extent=(0, cols * congestion.gcell_um, 0, rows * congestion.gcell_um))
     fig.colorbar(image, ax=ax, label="RUDY demand / track supply")
+    if unrouted:
+        xs, ys = zip(*unrouted.values())
+        ax.scatter(xs, ys, s=14, marker="x", color="cyan", linewidths=1,
+                   label=f"{len(unrouted)} unrouted nets: where the search failed")
+        ax.legend(loc="upper right", fontsize=8)
     ax.set_xlabel("x (µm)")
     ax.set_ylabel("y (µm)")
     ax.set_title(f"{title}\npeak {ratio.max():.2f}, {int((ratio > 1).sum())} of {ratio.size} GCells over 1", fontsize=10)

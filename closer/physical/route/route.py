@@ -101,6 +101,7 @@ class RouteResult:
     patch: str | None = None    # the QROUTER_CLOSER_PATCH value it was routed with (None: the environment's)
     tried: list[tuple[str | None, int]] = field(default_factory=list)  # (patch, best pass's failed nets) per variant run
     cpu_s: float = 0.0          # qrouter's CPU time (wall times on a shared machine say little)
+    log: Path | None = None     # the qrouter log of the run this state comes from
 
 
 def qrouter_binary() -> Path:
@@ -201,6 +202,19 @@ def failed_nets(log: Path) -> list[str]:
     if "List of failed nets follows:" not in text:
         return []
     return text.rsplit("List of failed nets follows:", 1)[1].split("-----", 1)[0].split()
+
+
+_FELL_THROUGH = re.compile(r"^Fell through \d+ passes\n\(([-\d.]+),([-\d.]+)\) net=(\S+)$", re.M)
+
+
+def fall_through_points(log: Path, nets: list[str]) -> dict[str, tuple[float, float]]:
+    """Per net of `nets`, the point (um) where qrouter's last search for it that ran out of
+    passes started (qrouter's "Fell through N passes" and the tap under it); nets whose search
+    never fell through (a route start or end node not found) are not listed."""
+    wanted = set(nets)
+    found = {net: (float(x), float(y)) for x, y, net in _FELL_THROUGH.findall(log.read_text(errors="replace"))
+             if net in wanted}
+    return {net: found[net] for net in nets if net in found}
 
 
 def _passes(log_text: str) -> list[int]:
@@ -309,7 +323,7 @@ def _route_once(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, 
         shutil.copyfile(best_dir / "best.rc", rc)
         failed = list(dict.fromkeys((best_dir / "best_failed.txt").read_text().split()))  # listed once each
         return RouteResult(out_def, rc, len(failed), passes, failed, passes.index(min(passes)), wall, rss, limited,
-                           patch, cpu_s=cpu)
+                           patch, cpu_s=cpu, log=work / "qrouter_full.log")
 
     def finished(result: RouteResult) -> _FullRun:
         return _FullRun(patch, result.failed_nets, result.wall_s, result.cpu_s, result)
@@ -333,11 +347,11 @@ def _route_once(tech_lef: Path, router_lef: Path, in_def: Path, layout: Layout, 
             done2, _, final2 = attempt(best, f"capped{best}")
             return RouteResult(out_def, rc, final2, passes, failed_nets(done2.log) if final2 else [], best,
                                done2.wall_s, max(done.peak_rss_mb, done2.peak_rss_mb), limited, patch,
-                               cpu_s=done2.cpu_s)
+                               cpu_s=done2.cpu_s, log=done2.log)
 
         return _FullRun(patch, min(passes), done.wall_s, done.cpu_s, replay=replay)
     return finished(RouteResult(out_def, rc, final, passes, failed_nets(done.log) if final else [], None,
-                                done.wall_s, done.peak_rss_mb, limited, patch, cpu_s=done.cpu_s))
+                                done.wall_s, done.peak_rss_mb, limited, patch, cpu_s=done.cpu_s, log=done.log))
 
 
 def finalize_def(routed_def: Path, layout: Layout, netlist: Netlist, macros: dict[str, Macro],

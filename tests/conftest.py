@@ -67,6 +67,22 @@ def require_tool(name: str) -> str:
     return path
 
 
+def counter_through_physical(work: Path, pdk_paths: PdkPaths, cfg):
+    """The smoke counter synthesized into `work` and run through closer.physical with `cfg`
+    (the real Yosys, OpenSTA and qrouter); returns the flow's result."""
+    from closer.physical import run_physical
+    from closer.physical.io.netlist import synthesize
+    from closer.physical.route.route import have_qrouter
+
+    require_tool("yosys")
+    require_tool("sta")
+    if not have_qrouter():
+        pytest.fail("qrouter 1.4.88 not built: run scripts/build-qrouter.sh")
+    netlist = synthesize([pdk_paths.root / "smoke" / "counter.v"], "counter", pdk_paths.liberty("tt_025C_1v80"),
+                         work / "counter.v", work / "synth.log")
+    return run_physical(netlist, "counter", None, work / "phys", cfg)
+
+
 @pytest.fixture
 def tmp(tmp_path: Path) -> Path:
     return tmp_path

@@ -17,11 +17,9 @@ from closer.physical.signoff.antenna import check_antenna
 from closer.physical.signoff.drc_deck import RULES
 from closer.physical.io.lef import read_tech
 from closer.physical.signoff.lvs import run_lvs
-from closer.physical.io.netlist import synthesize
 from closer.physical.signoff.parasitics import parse_rc
-from closer.physical.route.route import have_qrouter
 from closer.physical.signoff.signoff_drc import run_signoff_drc
-from tests.conftest import require_tool
+from tests.conftest import counter_through_physical, require_tool
 
 kdb = pytest.importorskip("klayout.db")
 
@@ -105,16 +103,8 @@ def test_drc_accepts_the_standard_cells(tmp_path, pdk_paths):
 
 @pytest.fixture(scope="module")
 def counter_run(tmp_path_factory, pdk_paths):
-    require_tool("yosys")
-    require_tool("sta")
-    if not have_qrouter():
-        pytest.fail("qrouter 1.4.88 not built: run scripts/build-qrouter.sh")
     work = tmp_path_factory.mktemp("counter")
-    netlist = synthesize([pdk_paths.root / "smoke" / "counter.v"], "counter", pdk_paths.liberty("tt_025C_1v80"),
-                         work / "counter.v", work / "synth.log")
-    cfg = PhysicalConfig(clock_port="clk", clock_period_ns=5.0)
-    result = run_physical(netlist, "counter", None, work / "phys", cfg)
-    return result, work
+    return counter_through_physical(work, pdk_paths, PhysicalConfig(clock_port="clk", clock_period_ns=5.0)), work
 
 
 def test_counter_routes_and_passes_lvs(counter_run):

@@ -6,25 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from closer.physical import PhysicalConfig, run_physical
-from closer.physical.io.netlist import synthesize
+from closer.physical import PhysicalConfig
 from closer.physical.route.bands import PIN_PREFIX, BandConfig
-from closer.physical.route.route import have_qrouter
 from closer.physical.signoff.parasitics import parse_rc
-from tests.conftest import require_tool
+from tests.conftest import counter_through_physical
 
 
 @pytest.fixture(scope="module")
 def banded(tmp_path_factory, pdk_paths):
-    require_tool("yosys")
-    require_tool("sta")
-    if not have_qrouter():
-        pytest.fail("qrouter 1.4.88 not built: run scripts/build-qrouter.sh")
     work = tmp_path_factory.mktemp("banded")
-    netlist = synthesize([pdk_paths.root / "smoke" / "counter.v"], "counter", pdk_paths.liberty("tt_025C_1v80"),
-                         work / "counter.v", work / "synth.log")
     cfg = PhysicalConfig(clock_port="clk", clock_period_ns=5.0, bands=BandConfig(min_nets=1, rows=4))
-    return run_physical(netlist, "counter", None, work / "phys", cfg), work / "phys"
+    return counter_through_physical(work, pdk_paths, cfg), work / "phys"
 
 
 def test_a_layout_routed_in_bands_signs_off_as_one(banded):

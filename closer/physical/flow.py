@@ -33,9 +33,10 @@ from closer.physical.cts import cts
 from closer.physical.io import defio, netlist as netlist_mod
 from closer.physical.place import congestion, inflation, place
 from closer.physical.repair import buffering, cleanup, diodes, fanout, hold, incremental, repair, sizing
-from closer.physical.route import bands, groute, pinaccess, route
+from closer.physical.route import bands, blockpins, groute, pinaccess, route
 from closer.physical.signoff import antenna, drc, gds, lvs, parasitics, signoff_drc, sta
 from closer.physical.floorplan.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
+from closer.physical.floorplan.macros import BlockViews, MacroPlacement, block_views
 from closer.physical.io.lef import Macro, Tech, read_macros, read_tech
 from closer.physical.io.netlist import Netlist
 from closer.sdc import SdcPolicy, write_canonical
@@ -61,6 +62,7 @@ class PhysicalConfig:
     clock_port: str | None = None         # used when no SDC is given
     clock_period_ns: float | None = None
     sdc_policy: SdcPolicy = field(default_factory=SdcPolicy)  # exceptions the SDC may use
+    macros: tuple[MacroPlacement, ...] = ()  # hard macros of the netlist, from the floorplan settings
 
     def __post_init__(self) -> None:
         if self.pin_access not in ("lef", "hybrid", "pads"):
@@ -133,6 +135,7 @@ class Context:
     pdk: PdkPaths
     tech: Tech
     macros: dict[str, Macro]
+    blocks: dict[str, BlockViews] = field(default_factory=dict)  # hard macros the netlist uses (master -> views)
     input_netlist_v: Path | None = None  # the netlist the run was given (netlist_v follows the edits)
     netlist: Netlist | None = None
     layout: Layout | None = None
@@ -151,6 +154,15 @@ class Context:
     def __post_init__(self) -> None:
         if self.input_netlist_v is None:
             self.input_netlist_v = self.netlist_v
+
+    def liberties(self, corner: str) -> list[Path]:
+        """The standard cells' Liberty at `corner`, then each hard macro's (its only file, at
+        every corner: the PDK's SRAMs have TT timing only)."""
+        return [self.pdk.liberty(corner), *(b.liberty for b in self.blocks.values() if b.liberty)]
+
+    def black_boxes(self) -> dict[str, tuple[Path, Macro]]:
+        """The hard macros, drawn from their LEF (the PDK has no GDS of them)."""
+        return {m: (b.lef, self.macros[m]) for m, b in self.blocks.items()}
 
 
 class Step(ABC):
@@ -186,9 +198,17 @@ class ReadNetlist(Step):
 
     def run(self, ctx):
         lib = ctx.pdk.liberty(ctx.config.signoff_corner)
-        netlist_mod.yosys_json(ctx.netlist_v, ctx.top, lib, ctx.paths.netlist_json, ctx.paths.root / "yosys_json.log")
+        available = block_views(ctx.pdk.sram_macros)
+        netlist_mod.yosys_json(ctx.netlist_v, ctx.top, lib, ctx.paths.netlist_json, ctx.paths.root / "yosys_json.log",
+                               tuple(v.liberty for v in available.values() if v.liberty))
         ctx.netlist = netlist_mod.read_netlist(ctx.paths.netlist_json, ctx.top)
-        return {"closer__netlist__instances": len(ctx.netlist.instances), "closer__netlist__nets": len(ctx.netlist.nets)}
+        ctx.blocks = {m: available[m] for m in sorted(ctx.netlist.masters()) if m in available}
+        if ctx.blocks:
+            ctx.macros = {**ctx.macros, **{m: read_macros(v.lef)[m] for m, v in ctx.blocks.items()}}
+        return {"closer__netlist__instances": len(ctx.netlist.instances), "closer__netlist__nets": len(ctx.netlist.nets),
+                "closer__macros__count": sum(1 for i in ctx.netlist.instances.values() if i.master in ctx.blocks),
+                **({"closer__macros__gds": "none in the PDK: LEF pins only (black box)",
+                    "closer__macros__liberty": "TT only, used at every corner"} if ctx.blocks else {})}
 
 
 def _clock_nets(ctx: Context) -> list[str]:
@@ -226,7 +246,7 @@ class Floorplan(Step):
     outputs = ("layout",)
 
     def run(self, ctx):
-        ctx.layout = make_floorplan(ctx.netlist, ctx.macros, ctx.config.floorplan)
+        ctx.layout = make_floorplan(ctx.netlist, ctx.macros, ctx.config.floorplan, ctx.config.macros)
         lay = ctx.layout
         return {"finish__design__die__area": round(lay.die_area_um2, 3),
                 "finish__design__core__area": round(lay.core_area_um2, 3),
@@ -305,7 +325,7 @@ class HoldRepair(Step):
             return out
         propagated = bool(ctx.metrics.get("closer__cts__buffers"))
         for corner in ctx.config.corners:
-            r = hold.repair_hold(corner, ctx.pdk.liberty(corner), ctx.netlist_v, ctx.top, _timing_sdc(ctx), propagated,
+            r = hold.repair_hold(corner, ctx.liberties(corner), ctx.netlist_v, ctx.top, _timing_sdc(ctx), propagated,
                                  ctx.netlist, ctx.config.hold, ctx.paths.sta_dir / "hold")
             key = f"closer__hold_repair__{corner}"
             out.update({f"{key}__cells": r.cells, f"{key}__pins": len(r.chains), f"{key}__ws_before": r.ws_before_ns,
@@ -349,7 +369,9 @@ class PinAccess(Step):
     def run(self, ctx):
         masters = ctx.netlist.masters() | {c.master for c in ctx.layout.physical}
         ctx.access = pinaccess.access_table(ctx.macros, masters, ctx.pdk.gds, ctx.paths.access_cache)
-        pinaccess.write_router_lef(ctx.macros, ctx.access, ctx.paths.router_lef, ctx.config.pin_access)
+        ctx.layout.pin_reaches = blockpins.reaches(ctx.layout, ctx.netlist, ctx.macros, ctx.tech)
+        pinaccess.write_router_lef(ctx.macros, ctx.access, ctx.paths.router_lef, ctx.config.pin_access,
+                                   blockpins.router_pins(ctx.layout, ctx.macros, ctx.layout.pin_reaches))
         pins = [a for t in ctx.access.values() for a in t.values()]
         return {"closer__pin_access__pins": len(pins),
                 "closer__pin_access__pads": sum(1 for a in pins if a and a.needs_pad),
@@ -510,7 +532,7 @@ class Gds(Step):
 
     def run(self, ctx):
         gds.def_to_gds(ctx.paths.final_def, ctx.pdk.tech_lef, ctx.pdk.cell_lef, ctx.pdk.gds, ctx.paths.gds,
-                       port_names(ctx.netlist))
+                       port_names(ctx.netlist), ctx.black_boxes())
         if not ctx.config.repair.fill:
             return {}
         # the same-net fills every repair candidate gets, applied here so that the Drc and Lvs
@@ -586,7 +608,7 @@ class Repair(Step):
             final_def = route.finalize_def(routed_def, ctx.layout, ctx.netlist, ctx.macros, ctx.access,
                                            rdir / "final.def", cfg.pin_access, failed)
             gds_path = gds.def_to_gds(final_def, ctx.pdk.tech_lef, ctx.pdk.cell_lef, ctx.pdk.gds, rdir / f"{ctx.top}.gds",
-                                      port_names(ctx.netlist))
+                                      port_names(ctx.netlist), ctx.black_boxes())
             if cfg.repair.fill:
                 cleanup.fill_same_net(gds_path)
             d = drc.run_drc(gds_path, rdir / "drc")
@@ -780,7 +802,7 @@ class Sta(Step):
         spef_warnings = 0
         for corner in ctx.config.corners:
             for use in (None, spef):
-                r = sta.run_sta(corner, ctx.pdk.liberty(corner), ctx.netlist_v, ctx.top, ctx.sdc, use,
+                r = sta.run_sta(corner, ctx.liberties(corner), ctx.netlist_v, ctx.top, ctx.sdc, use,
                                 ctx.paths.sta_dir, ctx.config.clock_port, ctx.config.clock_period_ns,
                                 ctx.config.sdc_policy, propagated_clock=bool(ctx.metrics.get("closer__cts__buffers")))
                 ctx.sta_results.append(r)
@@ -845,7 +867,7 @@ class SetupRepair(Step):
             if not failing and not drv:
                 break
             corner = min(failing, key=failing.get) if failing else max(drv, key=drv.get)
-            result = sizing.size_for_setup(corner, ctx.pdk.liberty(corner), ctx.netlist_v, ctx.top,
+            result = sizing.size_for_setup(corner, ctx.liberties(corner), ctx.netlist_v, ctx.top,
                                            _timing_sdc(ctx), ctx.paths.spef,
                                            bool(ctx.metrics.get("closer__cts__buffers")), ctx.netlist,
                                            ctx.macros, cfg, ctx.paths.sta_dir / "sizing" / f"round{rounds + 1}",
@@ -982,6 +1004,7 @@ class PhysicalResult:
     metadata: Path
     steps: list[dict]
     netlist: Path | None = None  # the netlist of the layout (the input with the clock buffers)
+    context: Context | None = field(default=None, repr=False)  # the run's layout and netlist, for checks on them
 
     @property
     def signoff_clean(self) -> bool:
@@ -1033,7 +1056,7 @@ def run_physical(netlist_v: Path, top: str, sdc: Path | None, out_dir: Path,
             break
     meta = _merge_metadata(ctx)
     return PhysicalResult(ctx.metrics, ctx.paths.gds, ctx.paths.final_def,
-                          ctx.paths.spef if ctx.paths.spef.is_file() else None, meta, ctx.steps, ctx.netlist_v)
+                          ctx.paths.spef if ctx.paths.spef.is_file() else None, meta, ctx.steps, ctx.netlist_v, ctx)
 
 
 def _merge_metadata(ctx: Context) -> Path:

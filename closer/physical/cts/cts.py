@@ -63,6 +63,9 @@ def clock_ports(sdc_text: str) -> list[str]:
 
 def _position(layout: Layout, macros: dict[str, Macro], inst: str, pin: str) -> tuple[float, float]:
     """A pin's position: the placed cell's centre (the instance for buffers not yet placed)."""
+    if inst in layout.blocks:
+        x, y = place_mod.block_pin_point(layout.blocks[inst], macros[layout.blocks[inst].master], pin)
+        return float(x), float(y)
     p = layout.cells[inst]
     m = macros[p.master]
     return p.x + m.width * DBU / 2, p.y + m.height * DBU / 2

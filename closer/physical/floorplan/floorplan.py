@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from closer.errors import InputError
+from closer.physical.floorplan.macros import MacroPlacement, check_placements
 from closer.physical.io.lef import Macro
 from closer.physical.io.netlist import Netlist
 
@@ -51,6 +52,20 @@ class IoPin:
     edge: str        # "bottom" | "top"
 
 
+@dataclass(frozen=True)
+class PowerStub:
+    """A vertical met4 wire from a macro's power pin strip to the nearest rail of its net outside
+    the macro, with an M3M4/M2M3/M1M2 via stack on the rail at (x, rail_y)."""
+
+    instance: str
+    pin: str
+    net: str
+    x: int
+    rail_y: int
+    pin_y: int      # the wire's other end, inside the pin strip
+    width: int
+
+
 @dataclass
 class FloorplanConfig:
     density: float = 0.30          # standard-cell area / core area (gcd: 0.4 -> 28 unrouted, 0.3 -> 3)
@@ -77,6 +92,11 @@ class Layout:
     physical: list[Placed] = field(default_factory=list)       # taps and fill
     io_pins: dict[str, IoPin] = field(default_factory=dict)
     tap_cols: dict[int, list[int]] = field(default_factory=dict)  # row -> tap columns
+    blocks: dict[str, Placed] = field(default_factory=dict)     # hard macros (also in `cells`), fixed
+    blocked_rows: set[int] = field(default_factory=set)         # rows a macro or its halo covers
+    block_boxes: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)  # macro outlines
+    power_stubs: list[PowerStub] = field(default_factory=list)  # macro power pins to the rails
+    pin_reaches: list = field(default_factory=list)  # macro pins grown to the routing grid (route.blockpins)
 
     @property
     def core_x1(self) -> int:
@@ -106,7 +126,19 @@ class Layout:
 
 
 def cell_area_um2(netlist: Netlist, macros: dict[str, Macro]) -> float:
-    return sum(macros[i.master].width * macros[i.master].height for i in netlist.instances.values())
+    """Standard-cell area (hard macros aside)."""
+    return sum(macros[i.master].width * macros[i.master].height for i in netlist.instances.values()
+               if not is_block(macros[i.master]))
+
+
+def is_block(macro: Macro) -> bool:
+    return macro.cls.split()[:1] == ["BLOCK"]
+
+
+def block_instances(netlist: Netlist, macros: dict[str, Macro]) -> dict[str, str]:
+    """The netlist's hard-macro instances, by their netlist name (not the DEF-safe one) -> safe name."""
+    return {netlist.original.get(i.name, i.name): i.name for i in netlist.instances.values()
+            if i.master in macros and is_block(macros[i.master])}
 
 
 def check_masters(netlist: Netlist, macros: dict[str, Macro]) -> None:
@@ -115,29 +147,96 @@ def check_masters(netlist: Netlist, macros: dict[str, Macro]) -> None:
         raise InputError(f"netlist {netlist.top}: cells not in the cell LEF: {', '.join(missing[:10])}")
 
 
-def make_floorplan(netlist: Netlist, macros: dict[str, Macro], cfg: FloorplanConfig) -> Layout:
+def make_floorplan(netlist: Netlist, macros: dict[str, Macro], cfg: FloorplanConfig,
+                   placements: tuple[MacroPlacement, ...] = ()) -> Layout:
+    """Core sized for the standard cells at `cfg.density`, widened to hold each hard macro at its
+    placement and given rows until the rows no macro covers hold that area."""
     check_masters(netlist, macros)
+    blocks = block_instances(netlist, macros)
+    check_placements(placements, blocks)
     area = cell_area_um2(netlist, macros)
     tap_share = 1.0 / cfg.tap_pitch_sites
     core_area = area / cfg.density / (1.0 - tap_share)
     width_um = math.sqrt(core_area / cfg.aspect)
     n_io = len(netlist.ports)
-    # IO pins go on every other met2 track of the top and bottom edges
-    width_um = max(width_um, n_io / 2 * 2 * um(SITE_W) + 4.0, 10.0)
+    # IO pins go on every other met2 track of the top and bottom edges (one edge beside a macro)
+    width_um = max(width_um, n_io / (1 if placements else 2) * 2 * um(SITE_W) + 4.0, 10.0)
+    for p in placements:
+        width_um = max(width_um, p.x_um + macros[netlist.instances[blocks[p.instance]].master].width + p.halo_um)
     cols = math.ceil(width_um / um(SITE_W))
     rows = max(2, math.ceil(core_area / (cols * um(SITE_W)) / um(ROW_H)))
     core_x0 = cfg.margin_x_sites * SITE_W
     core_y0 = cfg.margin_y_rows * ROW_H
-    die_w = cols * SITE_W + 2 * core_x0
-    die_h = rows * ROW_H + 2 * core_y0
-    layout = Layout(netlist.top, die_w, die_h, core_x0, core_y0, cols, rows)
+    layout = Layout(netlist.top, 0, 0, core_x0, core_y0, cols, rows)
+    for p in placements:
+        inst = netlist.instances[blocks[p.instance]]
+        _place_block(layout, inst.name, inst.master, macros[inst.master], p)
+    while layout.rows - len(layout.blocked_rows) < rows:
+        layout.rows += 1
+    layout.die_w = cols * SITE_W + 2 * core_x0
+    layout.die_h = layout.rows * ROW_H + 2 * core_y0
+    for name, placed in layout.blocks.items():
+        layout.power_stubs += _power_stubs(layout, name, macros[placed.master])
     _insert_taps(layout, macros, cfg)
     return layout
+
+
+def rail_ys(layout: Layout, net: str) -> list[int]:
+    """y of every rail of `net` that no macro cuts (rails crossing a macro are left out)."""
+    return [layout.row_y(k) for k in range(layout.rows + 1) if layout.rail_net(k) == net
+            and not any(y0 - RAIL_W <= layout.row_y(k) <= y1 + RAIL_W for _, y0, _, y1 in layout.block_boxes.values())]
+
+
+def power_strip(pin) -> tuple[float, float, float, float] | None:
+    """A macro power pin's tallest met4 rectangle (µm, macro coordinates): where its stub starts."""
+    strips = [r for layer, r in pin.rects if layer == "met4"]
+    return max(strips, key=lambda r: r[3] - r[1]) if strips else None
+
+
+def _power_stubs(layout: Layout, name: str, macro: Macro) -> list[PowerStub]:
+    """For each power and ground pin of the macro: its tallest met4 strip, joined to the nearest
+    rail of its net below the macro (above it when there is none below)."""
+    placed = layout.blocks[name]
+    x0, y0, x1, y1 = layout.block_boxes[name]
+    stubs = []
+    for pin in macro.pins.values():
+        net = {"POWER": "VPWR", "GROUND": "VGND"}.get(pin.use)
+        strip = power_strip(pin)
+        if net is None or strip is None:
+            continue
+        sx1, sy1, sx2, sy2 = strip
+        if placed.orient == "FS":
+            sy1, sy2 = macro.height - sy2, macro.height - sy1
+        x = placed.x + round((sx1 + sx2) / 2 * DBU)
+        width = round((sx2 - sx1) * DBU) // 10 * 10
+        below = [y for y in rail_ys(layout, net) if y < y0]
+        above = [y for y in rail_ys(layout, net) if y > y1]
+        if below:
+            stubs.append(PowerStub(name, pin.name, net, x, max(below), placed.y + round(sy1 * DBU) + width, width))
+        elif above:
+            stubs.append(PowerStub(name, pin.name, net, x, min(above), placed.y + round(sy2 * DBU) - width, width))
+        else:
+            raise InputError(f"macro {name}: no {net} rail above or below it to connect pin {pin.name} to")
+    return stubs
+
+
+def _place_block(layout: Layout, name: str, master: str, macro: Macro, p: MacroPlacement) -> None:
+    """The macro on the site grid (x) and a row boundary (y); its rows and its halo's blocked."""
+    x = layout.core_x0 + round(p.x_um * DBU / SITE_W) * SITE_W
+    y = layout.core_y0 + round(p.y_um * DBU / ROW_H) * ROW_H
+    layout.blocks[name] = Placed(name, master, x, y, p.orient, fixed=True)
+    layout.block_boxes[name] = (x, y, x + round(macro.width * DBU), y + round(macro.height * DBU))
+    y0, y1 = y - round(p.halo_um * DBU), y + round(macro.height * DBU) + round(p.halo_um * DBU)
+    first, last = max(0, (y0 - layout.core_y0) // ROW_H), -(-(y1 - layout.core_y0) // ROW_H)
+    layout.blocked_rows |= set(range(first, last))
+    layout.rows = max(layout.rows, last)
 
 
 def _insert_taps(layout: Layout, macros: dict[str, Macro], cfg: FloorplanConfig) -> None:
     tap_sites = round(macros[TAP_MASTER].width * DBU) // SITE_W
     for row in range(layout.rows):
+        if row in layout.blocked_rows:
+            continue
         start = 0 if row % 2 == 0 else cfg.tap_pitch_sites // 2
         cols = list(range(start, layout.cols - tap_sites + 1, cfg.tap_pitch_sites))
         if layout.cols - 1 - cols[-1] > cfg.tap_pitch_sites // 2 + 1:
@@ -149,15 +248,19 @@ def _insert_taps(layout: Layout, macros: dict[str, Macro], cfg: FloorplanConfig)
 
 
 def io_slots(layout: Layout) -> list[tuple[str, int]]:
-    """Candidate IO pin positions: every other met2 track inside the core's x range, both edges."""
+    """Candidate IO pin positions: every other met2 track inside the core's x range, on the top and
+    bottom edges (not on an edge a macro's rows reach)."""
     xs = [layout.core_x0 + 230 + 2 * k * SITE_W for k in range(1, layout.cols // 2 - 1)]
-    return [("bottom", x) for x in xs] + [("top", x) for x in xs]
+    edges = [e for e, row in (("bottom", 0), ("top", layout.rows - 1)) if row not in layout.blocked_rows]
+    return [(e, x) for e in edges for x in xs]
 
 
 def insert_fill(layout: Layout, macros: dict[str, Macro]) -> None:
     """Fill every free site of every row so the rails and wells are continuous."""
-    occupied: dict[int, list[tuple[int, int]]] = {r: [] for r in range(layout.rows)}
+    occupied: dict[int, list[tuple[int, int]]] = {r: [] for r in range(layout.rows) if r not in layout.blocked_rows}
     for p in [*layout.cells.values(), *layout.physical]:
+        if p.name in layout.blocks:
+            continue
         row = (p.y - layout.core_y0) // ROW_H
         c0 = (p.x - layout.core_x0) // SITE_W
         occupied[row].append((c0, c0 + round(macros[p.master].width * DBU) // SITE_W))

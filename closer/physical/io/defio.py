@@ -8,13 +8,15 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from closer.physical.floorplan.floorplan import IO_PIN_LEN, IO_PIN_W, RAIL_W, SITE_W, STRAP_GAP, STRAP_W, Layout
+from closer.physical.floorplan.floorplan import (IO_PIN_LEN, IO_PIN_W, RAIL_W, SITE_W, STRAP_GAP, STRAP_W, Layout,
+                                                 rail_ys)
 from closer.physical.io.lef import Tech
 from closer.physical.io.netlist import Netlist
 
 POWER_NETS = ("VPWR", "VGND")
 RAIL_VIA = "M1M2_PR"
 IO_PIN_TAP_Y = 510
+STUB_VIAS = ((1, "M1M2_PR"), (2, "M2M3_PR"), (3, "M3M4_PR"))  # a macro power stub's via stack on its rail
 RAIL_VIA_STEP = 400  # three M1M2 cuts per rail/strap crossing, 0.25 um apart (via.2 = 0.17)
 
 
@@ -35,12 +37,16 @@ def straps(layout: Layout) -> list[Strap]:
 
 
 def rails(layout: Layout) -> list[tuple[str, int, int, int]]:
-    """(net, x0, x1, y) of each met1 rail; VPWR rails reach the left strap, VGND the right one."""
+    """(net, x0, x1, y) of each met1 rail; VPWR rails reach the left strap, VGND the right one.
+    Row boundaries inside a macro's y span have no rail (rail_ys)."""
     s = {st.net: st for st in straps(layout)}
     out = []
+    kept = set(rail_ys(layout, "VPWR")) | set(rail_ys(layout, "VGND"))
     for k in range(layout.rows + 1):
         net = layout.rail_net(k)
         y = layout.row_y(k)
+        if y not in kept:
+            continue
         if net == "VPWR":
             out.append((net, s["VPWR"].x0, layout.core_x1, y))
         else:
@@ -104,6 +110,8 @@ def write_def(layout: Layout, netlist: Netlist, tech: Tech, path: Path, band: Ba
     out = ["VERSION 5.8 ;", 'DIVIDERCHAR "/" ;', 'BUSBITCHARS "[]" ;', f"DESIGN {layout.top} ;",
            "UNITS DISTANCE MICRONS 1000 ;", f"DIEAREA ( 0 {band.y0} ) ( {layout.die_w} {band.y1} ) ;"]
     for r in range(band.row0, band.row1):
+        if r in layout.blocked_rows:
+            continue
         out.append(f"ROW ROW_{r} unithd {layout.core_x0} {layout.row_y(r)} {layout.row_orient(r)} "
                    f"DO {layout.cols} BY 1 STEP {SITE_W} 0 ;")
     out += _tracks(layout, tech, band)
@@ -152,6 +160,12 @@ def write_def(layout: Layout, netlist: Netlist, tech: Tech, path: Path, band: Ba
     return path
 
 
+def block_power_pins(layout: Layout, net: str) -> list[tuple[str, str]]:
+    """(macro instance, pin) of the macros' power (VPWR) or ground (VGND) pins: the power stubs'
+    ends; named so `( * VPWR )` is not taken to reach them."""
+    return [(stub.instance, stub.pin) for stub in layout.power_stubs if stub.net == net]
+
+
 def _special_nets(layout: Layout, band: Band) -> list[str]:
     out = ["SPECIALNETS 2 ;"]
     s = {st.net: st for st in straps(layout)}
@@ -159,15 +173,20 @@ def _special_nets(layout: Layout, band: Band) -> list[str]:
         st = s[net]
         cx = (st.x0 + st.x1) // 2
         wires = [f"met2 {STRAP_W} ( {cx} {max(st.y0, band.y0)} ) ( {cx} {min(st.y1, band.y1)} )"]
-        for k, (rnet, x0, x1, y) in enumerate(rails(layout)):
-            if rnet != net or not band.row0 <= k <= band.row1:
+        for rnet, x0, x1, y in rails(layout):
+            if rnet != net or not layout.row_y(band.row0) <= y <= layout.row_y(band.row1):
                 continue
             wires.append(f"met1 {RAIL_W} ( {x0} {y} ) ( {x1} {y} )")
             for d in (-1, 0, 1):
                 wires.append(f"met1 0 ( {cx + d * RAIL_VIA_STEP} {y} ) {RAIL_VIA}")
+        for stub in layout.power_stubs:
+            if stub.net == net and band.y0 <= min(stub.rail_y, stub.pin_y) and max(stub.rail_y, stub.pin_y) <= band.y1:
+                wires.append(f"met4 {stub.width} ( {stub.x} {stub.rail_y} ) ( {stub.x} {stub.pin_y} )")
+                wires += [f"met{k} 0 ( {stub.x} {stub.rail_y} ) {via}" for k, via in STUB_VIAS]
+        pins = "".join(f" ( {b} {p} )" for b, p in block_power_pins(layout, net))
         use = "POWER" if net == "VPWR" else "GROUND"
         body = "\n    NEW ".join(wires)
-        out.append(f"- {net} ( * {net} ) + USE {use}\n  + ROUTED {body} ;")
+        out.append(f"- {net} ( * {net} ){pins} + USE {use}\n  + ROUTED {body} ;")
     out.append("END SPECIALNETS")
     return out
 

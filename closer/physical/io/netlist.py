@@ -70,9 +70,11 @@ def _hdl_index(port: dict, i: int) -> int:
     return offset + width - 1 - i if port.get("upto") else offset + i
 
 
-def yosys_json(netlist_v: Path, top: str, liberty: Path, out_json: Path, log: Path) -> Path:
-    script = (f"read_liberty -lib {liberty}; read_verilog {netlist_v}; hierarchy -check -top {top}; "
-              f"write_json {out_json}")
+def yosys_json(netlist_v: Path, top: str, liberty: Path, out_json: Path, log: Path,
+               macro_liberties: tuple[Path, ...] = ()) -> Path:
+    """The netlist as Yosys JSON; `macro_liberties` declare hard macros (black boxes) it may use."""
+    reads = "".join(f"read_liberty -lib {lib}; " for lib in (liberty, *macro_liberties))
+    script = f"{reads}read_verilog {netlist_v}; hierarchy -check -top {top}; write_json {out_json}"
     run(Command(["yosys", "-q", "-p", script], env={"PATH": search_path()}, timeout_s=300), log)
     return out_json
 
@@ -115,24 +117,24 @@ def read_netlist(json_path: Path, top: str) -> Netlist:
     for cname, cell in module.get("cells", {}).items():
         iname = namer.safe(cname, "inst")
         pins: dict[str, str] = {}
-        for pin, bits in cell["connections"].items():
-            if len(bits) != 1:
-                raise InputError(f"{json_path}: cell {cname} pin {pin} has {len(bits)} bits; expected a gate netlist")
-            bit = bits[0]
-            if isinstance(bit, str):
-                if bit in ("x", "z"):
-                    continue  # unconnected
-                raise InputError(f"{json_path}: cell {cname} pin {pin} is tied to constant {bit!r}; "
-                                 "use tie cells (yosys hilomap with sky130_fd_sc_hd__conb_1)")
-            net = bit_name.setdefault(bit, namer.safe(f"net{bit}", "net"))
-            pins[pin] = net
-            nets.setdefault(net, []).append((iname, pin))
+        for bus, bits in cell["connections"].items():
+            # a macro's bus pin (an SRAM's addr0) becomes one pin a bit, named as its LEF names them
+            for i, bit in enumerate(bits):
+                pin = bus if len(bits) == 1 else f"{bus}[{i}]"
+                if isinstance(bit, str):
+                    if bit in ("x", "z"):
+                        continue  # unconnected
+                    raise InputError(f"{json_path}: cell {cname} pin {pin} is tied to constant {bit!r}; "
+                                     "use tie cells (yosys hilomap with sky130_fd_sc_hd__conb_1)")
+                net = bit_name.setdefault(bit, namer.safe(f"net{bit}", "net"))
+                pins[pin] = net
+                nets.setdefault(net, []).append((iname, pin))
         instances[iname] = Instance(iname, cell["type"], pins)
     return Netlist(top, instances, ports, nets, namer.original, bus_bits, vector_bits)
 
 
 GATE_SYNTH_SCRIPT = """read_liberty -lib {lib}
-{reads}
+{macro_reads}{reads}
 hierarchy -check -top {top}
 {chparams}
 synth -flatten -top {top}
@@ -150,15 +152,17 @@ write_verilog -noattr -noexpr -nohex -nodec {out}
 
 
 def synthesize(rtl: list[Path], top: str, liberty: Path, out_v: Path, log: Path,
-               parameters: dict[str, int] | None = None) -> Path:
+               parameters: dict[str, int] | None = None, macro_liberties: tuple[Path, ...] = ()) -> Path:
     """A plain Yosys gate-level synthesis for experiments and tests (the real front half is
-    closer.flow's); tie cells and port buffers are inserted so the netlist is placeable."""
+    closer.flow's); tie cells and port buffers are inserted so the netlist is placeable. Hard
+    macros (`macro_liberties`) stay black-box instances."""
     from closer.flow.platform import dont_use_patterns
 
     chparams = "".join(f"chparam -set {k} {v} {top}\n" for k, v in (parameters or {}).items())
     # the flow's list, as globs (Yosys script lines are cut at 4 KB: one option per cell is too long)
     dont_use = "".join(f" -dont_use {pattern}" for pattern in dont_use_patterns())
-    script = GATE_SYNTH_SCRIPT.format(lib=liberty, reads="\n".join(f"read_verilog -sv {p}" for p in rtl),
+    script = GATE_SYNTH_SCRIPT.format(lib=liberty, macro_reads="".join(f"read_liberty -lib {m}\n" for m in macro_liberties),
+                                      reads="\n".join(f"read_verilog -sv {p}" for p in rtl),
                                       top=top, chparams=chparams, out=out_v, dont_use=dont_use)
     ys = out_v.with_suffix(".ys")
     ys.write_text(script)

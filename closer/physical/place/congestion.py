@@ -22,6 +22,7 @@ import numpy as np
 from closer.physical.floorplan.floorplan import DBU, ROW_H, Layout
 from closer.physical.io.lef import Macro, Tech
 from closer.physical.io.netlist import Netlist
+from closer.physical.place.place import block_pin_point
 
 GCELL_ROWS = 5  # a GCell's side in cell rows (13.6 um in sky130 hd)
 CELL_LAYERS = ("li1",)  # taken by the cells themselves: no supply for the router's nets
@@ -85,6 +86,9 @@ def pin_points(netlist: Netlist, layout: Layout, macros: dict[str, Macro]) -> di
                 io = layout.io_pins.get(pin)
                 if io is not None:
                     found.append((io.x / DBU, 0.0 if io.edge == "bottom" else layout.die_h / DBU))
+            elif inst in layout.blocks:
+                x, y = block_pin_point(layout.blocks[inst], macros[layout.blocks[inst].master], pin)
+                found.append((x / DBU, y / DBU))
             elif inst in centre:
                 found.append(centre[inst])
         if len(found) > 1:

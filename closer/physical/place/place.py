@@ -78,11 +78,12 @@ def site_widths(netlist: Netlist, macros: dict[str, Macro]) -> dict[str, int]:
 
 
 def _edges(netlist: Netlist, index: dict[str, int], io_index: dict[str, int]):
-    """Two-pin connections (a, b, weight); IO pins are numbered after the cells."""
+    """Two-pin connections (a, b, weight); IO pins and hard-macro pins (`inst/pin`, fixed) are
+    numbered after the cells."""
     rows, cols, weights = [], [], []
     for net, terms in netlist.nets.items():
-        ids = sorted({index[i] if i != "PIN" else io_index[p] for i, p in terms
-                      if i == "PIN" or i in index})
+        ids = sorted({index[i] if i in index else io_index[p if i == "PIN" else f"{i}/{p}"] for i, p in terms
+                      if i == "PIN" or i in index or f"{i}/{p}" in io_index})
         k = len(ids)
         if k < 2:
             continue
@@ -158,11 +159,15 @@ def place_weighted(netlist: Netlist, macros: dict[str, Macro], layout: Layout, c
 def _place(netlist: Netlist, macros: dict[str, Macro], layout: Layout, cfg: PlaceConfig,
            weights: dict[str, float] | None) -> None:
     """One placement; `weights`: each cell's sites in the bisection's area balance (None: width)."""
-    names = sorted(netlist.instances)
+    names = sorted(n for n in netlist.instances if n not in layout.blocks)
     index = {n: i for i, n in enumerate(names)}
     ports = sorted(netlist.ports)
     io_index = {p: len(names) + k for k, p in enumerate(ports)}
+    block_pins = block_pin_points(netlist, layout, macros)
+    io_index |= {key: len(names) + len(ports) + k for k, key in enumerate(sorted(block_pins))}
     ea, eb, w = _edges(netlist, index, io_index)
+    block_fx = {io_index[k]: float(x) for k, (x, _) in block_pins.items()}
+    block_fy = {io_index[k]: float(y) for k, (_, y) in block_pins.items()}
     slots = io_slots(layout)
     if len(slots) < len(ports):
         raise InputError(f"{netlist.top}: {len(ports)} IO pins but only {len(slots)} pin slots")
@@ -170,17 +175,18 @@ def _place(netlist: Netlist, macros: dict[str, Macro], layout: Layout, cfg: Plac
     assign = _initial_io(netlist, ports, slots, cfg.seed)
     cx, cy = (layout.core_x0 + layout.core_x1) / 2, (layout.core_y0 + layout.core_y1) / 2
     for it in range(cfg.io_passes):
-        fx = {io_index[p]: float(x) for p, (edge, x) in assign.items()}
-        fy = {io_index[p]: float(0 if edge == "bottom" else layout.die_h) for p, (edge, x) in assign.items()}
+        fx = {io_index[p]: float(x) for p, (edge, x) in assign.items()} | block_fx
+        fy = {io_index[p]: float(0 if edge == "bottom" else layout.die_h) for p, (edge, x) in assign.items()} | block_fy
         xs = _solve(len(names), ea, eb, w, fx, cx, cfg.cg_iterations)
         ys = _solve(len(names), ea, eb, w, fy, cy, cfg.cg_iterations)
         if it + 1 < cfg.io_passes:
             assign = _reassign_io(netlist, ports, slots, index, xs, ys, layout, cfg.io_spacing)
     layout.io_pins = {p: IoPin(p, netlist.ports[p], x, edge) for p, (edge, x) in assign.items()}
     widths = site_widths(netlist, macros)
-    weights = {n: w + cfg.padding_sites for n, w in (weights or {n: float(widths[n]) for n in names}).items()}
-    fx = {io_index[p]: float(x) for p, (edge, x) in assign.items()}
-    fy = {io_index[p]: float(0 if edge == "bottom" else layout.die_h) for p, (edge, x) in assign.items()}
+    weights = {n: w + cfg.padding_sites for n, w in (weights or {n: float(widths[n]) for n in names}).items()
+               if n in index}
+    fx = {io_index[p]: float(x) for p, (edge, x) in assign.items()} | block_fx
+    fy = {io_index[p]: float(0 if edge == "bottom" else layout.die_h) for p, (edge, x) in assign.items()} | block_fy
     best = None
     weight = cfg.anchor_weight0
     for rnd in range(cfg.spread_rounds + 1):
@@ -189,6 +195,7 @@ def _place(netlist: Netlist, macros: dict[str, Macro], layout: Layout, cfg: Plac
         spill: list = []
         _bisect(layout, cells, 0, layout.rows, 0, layout.cols, netlist, spill, cfg.padding_sites)
         _place_spill(layout, widths, spill, netlist)
+        layout.cells.update(layout.blocks)
         wl = hpwl(netlist, layout)
         if best is None or wl < best[0]:
             best = (wl, dict(layout.cells))
@@ -213,6 +220,22 @@ def _peak_weights(netlist: Netlist, layout: Layout, macros: dict[str, Macro], al
                 pins[square[inst]] = pins.get(square[inst], 0) + 1
     mean = sum(pins.values()) / max(len(pins), 1)
     return {n: w * max(1.0, pins.get(square.get(n), 0) / mean) ** alpha for n, w in site_widths(netlist, macros).items()}
+
+
+def block_pin_points(netlist: Netlist, layout: Layout, macros: dict[str, Macro]) -> dict[str, tuple[int, int]]:
+    """`inst/pin` -> the die point (dbu) of each connected pin of each hard macro (the centre of
+    its first port rectangle)."""
+    return {f"{name}/{pin}": block_pin_point(placed, macros[placed.master], pin)
+            for name, placed in layout.blocks.items() for pin in netlist.instances[name].pins
+            if macros[placed.master].pins.get(pin) and macros[placed.master].pins[pin].rects}
+
+
+def block_pin_point(placed: Placed, macro: Macro, pin: str) -> tuple[int, int]:
+    """The die point (dbu) of a hard macro's pin: the centre of its first port rectangle."""
+    _, (x1, y1, x2, y2) = macro.pins[pin].rects[0]
+    x, y = (x1 + x2) / 2, (y1 + y2) / 2
+    y = y if placed.orient == "N" else macro.height - y
+    return placed.x + round(x * DBU), placed.y + round(y * DBU)
 
 
 def hpwl(netlist: Netlist, layout: Layout) -> float:
@@ -293,6 +316,8 @@ def _nearest_slots(wants, slots, spacing: int):
 
 
 def _free_cols(layout: Layout, row: int, c0: int, c1: int) -> list[int]:
+    if row in layout.blocked_rows:
+        return []
     taps = set()
     for c in layout.tap_cols.get(row, []):
         taps.add(c)
@@ -304,6 +329,8 @@ def _capacity(layout: Layout, r0: int, r1: int, c0: int, c1: int) -> int:
     prefix = layout.__dict__.setdefault("_tap_prefix", {})
     total = 0
     for r in range(r0, r1):
+        if r in layout.blocked_rows:
+            continue
         pre = prefix.get(r)
         if pre is None:
             taps = set(layout.tap_cols.get(r, []))
@@ -377,8 +404,11 @@ def _put(layout: Layout, netlist: Netlist, name: str, row: int, col: int) -> Non
 
 def _place_spill(layout: Layout, macros_w: dict[str, int], spill, netlist: Netlist) -> None:
     """Put each spilled cell into the nearest free gap (rows searched outwards from its row)."""
-    used = {r: set(layout.tap_cols.get(r, [])) for r in range(layout.rows)}
+    used = {r: set(range(layout.cols)) if r in layout.blocked_rows else set(layout.tap_cols.get(r, []))
+            for r in range(layout.rows)}
     for p in layout.cells.values():
+        if p.name in layout.blocks:
+            continue
         r = (p.y - layout.core_y0) // ROW_H
         c = (p.x - layout.core_x0) // SITE_W
         used[r] |= set(range(c, c + macros_w[p.name]))

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 
 from closer.physical.cts import cts
-from closer.physical.floorplan.floorplan import DBU, SITE_W, Layout
+from closer.physical.floorplan.floorplan import DBU, SITE_W, Layout, is_block
 from closer.physical.io.lef import Macro
 from closer.physical.io.netlist import Netlist
 from closer.physical.place import place as place_mod
@@ -90,8 +90,8 @@ def _sinks(netlist: Netlist, macros: dict[str, Macro], net: str) -> list[tuple[s
     """The instance input pins of `net` (ports stay on the net's root)."""
     out = []
     for inst, pin in netlist.nets[net]:
-        if inst == "PIN":
-            continue
+        if inst == "PIN" or is_block(macros[netlist.instances[inst].master]):
+            continue  # ports and hard-macro pins (their bus connections stay as written) keep the root
         lef_pin = macros[netlist.instances[inst].master].pins.get(pin)
         if lef_pin is not None and lef_pin.direction.upper() == "INPUT":
             out.append((inst, pin))

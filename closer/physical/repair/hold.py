@@ -21,6 +21,7 @@ from closer.physical.floorplan.floorplan import DBU, SITE_W, Layout
 from closer.physical.io.lef import Macro
 from closer.physical.io.netlist import Netlist
 from closer.physical.place import place as place_mod
+from closer.physical.repair.opensta import liberty_reads
 from closer.physical.repair import opensta
 
 DONE_MARK = "CLOSER_HOLD_DONE"
@@ -54,7 +55,7 @@ class HoldResult:
 
 def hold_script(liberty: Path, netlist_v: Path, top: str, sdc: Path, propagated: bool,
                 cfg: HoldConfig, out: Path) -> str:
-    lines = [f"read_liberty {{{liberty}}}", f"read_verilog {{{netlist_v}}}", f"link_design {top}",
+    lines = [*liberty_reads(liberty), f"read_verilog {{{netlist_v}}}", f"link_design {top}",
              f"read_sdc {{{sdc}}}"]
     if propagated:
         lines.append("set_propagated_clock [all_clocks]")

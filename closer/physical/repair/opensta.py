@@ -12,6 +12,19 @@ from closer.errors import ToolError
 from closer.physical.io.netlist import Netlist
 from closer.procs import Command, run
 
+Liberties = Path | tuple[Path, ...] | list[Path]  # the cells' Liberty first, then hard macros'
+
+
+def liberty_reads(liberty: Liberties) -> list[str]:
+    """OpenSTA `read_liberty` lines for one Liberty file or several."""
+    return [f"read_liberty {{{lib}}}" for lib in ([liberty] if isinstance(liberty, Path) else liberty)]
+
+
+def cell_liberty(liberty: Liberties) -> Path:
+    """The standard cells' Liberty (the first)."""
+    return liberty if isinstance(liberty, Path) else Path(liberty[0])
+
+
 _SCORE = re.compile(r"^CLOSER_(BEFORE|AFTER) (\S+) (\S+)\s*$", re.M)
 
 

@@ -25,6 +25,7 @@ from closer.physical.floorplan.floorplan import DBU, FILL_MASTERS, SITE_W, Layou
 from closer.physical.io.lef import Macro
 from closer.physical.io.netlist import Netlist
 from closer.physical.place import place as place_mod
+from closer.physical.repair.opensta import liberty_reads
 from closer.physical.repair import buffering, opensta
 
 DONE_MARK = "CLOSER_SIZING_DONE"
@@ -94,7 +95,7 @@ def sizing_script(liberty: Path, netlist_v: Path, top: str, sdc: Path, spef: Pat
     a file of the instances (OpenSTA's names, one a line) whose output net exceeds its max
     capacitance; read as data, as the names come from the design's own identifiers."""
     ladder_tcl = " ".join(f"{m} {{{' '.join(up)}}}" for m, up in sorted(ladders.items()) if up)
-    lines = [f"read_liberty {{{liberty}}}", f"read_verilog {{{netlist_v}}}", f"link_design {top}",
+    lines = [*liberty_reads(liberty), f"read_verilog {{{netlist_v}}}", f"link_design {top}",
              f"read_sdc {{{sdc}}}"]
     if propagated:
         lines.append("set_propagated_clock [all_clocks]")

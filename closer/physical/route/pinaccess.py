@@ -158,6 +158,12 @@ def _cache_key(gds_path: Path) -> str:
     return h.hexdigest()[:16]
 
 
+def is_block(macro: Macro) -> bool:
+    from closer.physical.floorplan.floorplan import is_block as block
+
+    return block(macro)
+
+
 def access_table(macros: dict[str, Macro], masters: set[str], gds_path: Path,
                  cache: Path | None = None) -> dict[str, dict[str, AccessPoint | None]]:
     table: dict[str, dict[str, AccessPoint | None]] = {}
@@ -165,7 +171,9 @@ def access_table(macros: dict[str, Macro], masters: set[str], gds_path: Path,
     stored = json.loads(cache.read_text()) if cache and cache.is_file() else {}
     stored = stored.get("masters", {}) if stored.get("key") == key else {}
     for m in sorted(masters):
-        if m in stored:
+        if is_block(macros[m]):  # a hard macro: no cell GDS; its LEF pins are reached as drawn
+            table[m] = {p.name: None for p in macros[m].signal_pins()}
+        elif m in stored:
             table[m] = {p: AccessPoint(**{**a, "on_grid": tuple(map(tuple, a.get("on_grid", ())))}) if a else None
                         for p, a in stored[m].items()}
         else:
@@ -189,9 +197,12 @@ def pin_geometry(pin, but: str | None = None) -> list[tuple[str, Rect]]:
 
 
 def write_router_lef(macros: dict[str, Macro], table: dict[str, dict[str, AccessPoint | None]],
-                     path: Path, mode: PinAccessMode = "hybrid") -> Path:
+                     path: Path, mode: PinAccessMode = "hybrid",
+                     block_pins: dict[str, dict[str, tuple[str, tuple[Rect, ...], tuple[Rect, ...]]]] | None = None) -> Path:
     """Cell LEF for qrouter. Power pins become obstructions in every mode (the DEF carries the
-    power grid as special wiring). Signal pins follow `mode`."""
+    power grid as special wiring). Signal pins follow `mode`; a hard macro's connected pins are
+    their reaches (`block_pins`: master -> pin -> (layer, rectangle), closer.physical.route.blockpins)."""
+    block_pins = block_pins or {}
     out = ["VERSION 5.7 ;", 'BUSBITCHARS "[]" ;', 'DIVIDERCHAR "/" ;']
     for name in sorted(table):
         m = macros[name]
@@ -206,6 +217,12 @@ def write_router_lef(macros: dict[str, Macro], table: dict[str, dict[str, Access
                 continue
             out += [f"  PIN {pin.name}", f"    DIRECTION {pin.direction} ;", f"    USE {pin.use} ;", "    PORT"]
             ap = table[name].get(pin.name) if mode != "lef" else None
+            if pin.name in block_pins.get(name, {}):
+                layer, rects, obstructions = block_pins[name][pin.name]
+                out += [f"      LAYER {layer} ;", *(f"        RECT {r[0]:.3f} {r[1]:.3f} {r[2]:.3f} {r[3]:.3f} ;" for r in rects),
+                        "    END", f"  END {pin.name}"]
+                extra_obs += [(layer, r) for r in obstructions] + [(lr, r) for lr, r in pin.rects]
+                continue
             if ap is not None and mode == "pads" and not ap.needs_pad:
                 ap = AccessPoint(ap.pin, ap.x, ap.y, ap.grid_x, ap.grid_y)  # force a pad
             if ap is not None and not ap.needs_pad:

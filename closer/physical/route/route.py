@@ -20,6 +20,7 @@ from closer.paths import repo_paths
 from closer.physical.floorplan.floorplan import DBU, Layout
 from closer.physical.io.lef import Macro
 from closer.physical.io.netlist import Netlist
+from closer.physical.route import blockpins
 from closer.physical.route.pinaccess import AccessPoint
 from closer.procs import Command, run
 from closer.toolchain import QROUTER_PREFIX_ENV
@@ -402,6 +403,8 @@ def finalize_def(routed_def: Path, layout: Layout, netlist: Netlist, macros: dic
     for net, pts in sorted(vias.items()):
         body = "\n    NEW ".join(f"li1 0 ( {x} {y} ) L1M1_PR" for x, y in pts)
         entries.append(f"- {net}\n  + ROUTED {body} ;")
+    for net, paths in sorted(blockpins.special_wiring(layout.pin_reaches, skip).items()):
+        entries.append(f"- {net}\n  + ROUTED " + "\n    NEW ".join(paths) + " ;")
     sm = re.search(r"SPECIALNETS\s+(\d+)\s*;", text)
     if sm is None:
         raise ToolError(f"{routed_def}: no SPECIALNETS section (power grid missing)")

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from closer.errors import ToolError
+from closer.physical.io.lef import Macro
 
 MAP_FILE = Path(__file__).parent / "data" / "sky130hd.map"
 
@@ -26,7 +27,7 @@ LABEL_LAYERS: dict[str, tuple[int, int]] = {
 
 
 def read_def(def_path: Path, tech_lef: Path, cell_lef: Path, cell_gds: Path | None = None,
-             net_names: bool = False):
+             net_names: bool = False, extra_lefs: tuple[Path, ...] = ()):
     """A DEF read by KLayout's LEF/DEF reader with Closer's layer map. With `cell_gds` the
     standard cells come from it (never their LEF geometry); without, they stay empty. With
     `net_names` each wire carries its net's name as the shape property "net"."""
@@ -44,7 +45,7 @@ def read_def(def_path: Path, tech_lef: Path, cell_lef: Path, cell_gds: Path | No
     with tempfile.TemporaryDirectory() as tmp:
         tech_link = Path(tmp) / "tech.lef"  # KLayout picks the reader by extension (.tlef unknown)
         tech_link.symlink_to(tech_lef)
-        cfg.lef_files = [str(tech_link), str(cell_lef)]
+        cfg.lef_files = [str(tech_link), str(cell_lef), *map(str, extra_lefs)]
         if cell_gds is not None:
             cfg.macro_layout_files = [str(cell_gds)]
         layout = kdb.Layout()
@@ -56,13 +57,19 @@ def read_def(def_path: Path, tech_lef: Path, cell_lef: Path, cell_gds: Path | No
 
 
 def def_to_gds(def_path: Path, tech_lef: Path, cell_lef: Path, cell_gds: Path, out_gds: Path,
-               pin_names: Mapping[str, str] | None = None) -> Path:
+               pin_names: Mapping[str, str] | None = None, blocks: Mapping[str, tuple[Path, Macro]] | None = None) -> Path:
     """The GDS of a routed DEF; `pin_names` (DEF pin name -> Verilog port name, e.g. `a_0_` ->
-    `a[0]`) relabels the top-level pins so the layout's pins carry the netlist's names."""
-    layout = read_def(def_path, tech_lef, cell_lef, cell_gds)
+    `a[0]`) relabels the top-level pins so the layout's pins carry the netlist's names. `blocks`
+    (master -> its LEF and read form): hard macros without a GDS, drawn as black boxes with
+    their LEF pins (closer.physical.floorplan.macros)."""
+    blocks = blocks or {}
+    layout = read_def(def_path, tech_lef, cell_lef, cell_gds, extra_lefs=tuple(lef for lef, _ in blocks.values()))
     tops = layout.top_cells()
     if len(tops) != 1:
         raise ToolError(f"{def_path}: expected one top cell in the GDS, got {[c.name for c in tops]}")
+    for cell in layout.each_cell():
+        if cell.is_ghost_cell() and cell.name in blocks:
+            draw_black_box(layout, cell, blocks[cell.name][1])
     ghosts = [c.name for c in layout.each_cell() if c.is_ghost_cell()]
     if ghosts:
         raise ToolError(f"{def_path}: cells without layout (ghost cells): {', '.join(ghosts[:10])}")
@@ -72,6 +79,27 @@ def def_to_gds(def_path: Path, tech_lef: Path, cell_lef: Path, cell_gds: Path, o
     out_gds.parent.mkdir(parents=True, exist_ok=True)
     layout.write(str(out_gds))
     return out_gds
+
+
+BOUNDARY = (235, 4)  # prBoundary.boundary: a black box's outline (no check reads it as metal)
+
+
+def draw_black_box(layout, cell, macro: Macro) -> None:
+    """A hard macro with no layout: its outline and its LEF pins (drawing, pin and label layers);
+    its obstructions are not drawn (the router kept clear of them; DRC and LVS see the pins)."""
+    import klayout.db as kdb
+
+    cell.ghost_cell = False
+    um = 1.0 / layout.dbu
+    cell.shapes(layout.layer(*BOUNDARY)).insert(kdb.Box(0, 0, round(macro.width * um), round(macro.height * um)))
+    for pin in macro.pins.values():
+        for layer, (x1, y1, x2, y2) in pin.rects:
+            if layer not in LAYERS:
+                continue
+            box = kdb.Box(round(x1 * um), round(y1 * um), round(x2 * um), round(y2 * um))
+            cell.shapes(layout.layer(*LAYERS[layer])).insert(box)
+            cell.shapes(layout.layer(*PIN_LAYERS[layer])).insert(box)
+            cell.shapes(layout.layer(*LABEL_LAYERS[layer])).insert(kdb.Text(pin.name, kdb.Trans(box.center())))
 
 
 def _pins_to_drawing(layout, top) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from closer.errors import InputError
 from closer.physical.io.defio import straps
-from closer.physical.floorplan.floorplan import DBU, IO_PIN_LEN, Layout, Placed
+from closer.physical.floorplan.floorplan import DBU, IO_PIN_LEN, Layout, Placed, power_strip
 from closer.physical.signoff.gds import LAYERS
 from closer.physical.io.lef import Macro
 from closer.physical.io.netlist import Netlist
@@ -81,6 +81,12 @@ def reference_terminals(layout: Layout, netlist: Netlist, macros: dict[str, Macr
             if pname in macro.pins:
                 layer, (x, y) = _probe_spot(macro.pins[pname].rects)
                 ref.setdefault(pname, []).append((f"{placed.name}/{pname}", layer, _place_point(placed, macro, x, y)))
+    for stub in layout.power_stubs:  # a hard macro's power pins (vccd1, vssd1) on the grid's nets
+        placed = layout.blocks[stub.instance]
+        macro = macros[placed.master]
+        x1, y1, x2, y2 = power_strip(macro.pins[stub.pin])  # its pin shapes are not joined in the black box
+        layer, x, y = "met4", (x1 + x2) / 2, (y1 + y2) / 2
+        ref.setdefault(stub.net, []).append((f"{placed.name}/{stub.pin}", layer, _place_point(placed, macro, x, y)))
     for pin in layout.io_pins.values():
         y = IO_PIN_LEN / 2 / DBU if pin.edge == "bottom" else (layout.die_h - IO_PIN_LEN / 2) / DBU
         ref.setdefault(pin.name, []).append((f"PIN/{pin.name}", "met2", (pin.x / DBU, y)))
@@ -93,6 +99,8 @@ def _obs_terminals(layout: Layout, netlist: Netlist, macros: dict[str, Macro]):
     """One probe per met1 OBS rectangle of each placed netlist instance (internal cell metal)."""
     out = []
     for inst in netlist.instances.values():
+        if inst.name in layout.blocks:
+            continue  # a black box: its obstructions are not drawn
         placed = layout.cells[inst.name]
         macro = macros[inst.master]
         for k, (layer, (x1, y1, x2, y2)) in enumerate(macro.obs):

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from closer.errors import ToolError
 from closer.procs import Command, run
+from closer.physical.repair.opensta import cell_liberty, liberty_reads
 from closer.sdc import SdcPolicy, write_canonical
 
 DONE_MARK = "CLOSER_DONE"
@@ -107,7 +108,7 @@ def sta_script(liberty: Path, netlist_v: Path, top: str, sdc: Path | None, spef:
                propagated_clock: bool = False) -> str:
     """`sdc` must be a canonical SDC (closer.sdc.write_canonical); run_sta makes sure it is.
     `propagated_clock`: the clocks arrive through their (built) clock tree, not ideally."""
-    lines = [f"read_liberty {{{liberty}}}", f"read_verilog {{{netlist_v}}}", f"link_design {top}"]
+    lines = [*liberty_reads(liberty), f"read_verilog {{{netlist_v}}}", f"link_design {top}"]
     if sdc is not None:
         lines.append(f"read_sdc {{{sdc}}}")
     elif clock_port and period_ns:
@@ -177,7 +178,7 @@ def parse_sta_reports(reports: StaReports, corner: str, liberty: Path, spef: Pat
         texts[name] = path.read_text(errors="replace")
     power = re.search(r"^Total\s+" + _NUM + r"\s+" + _NUM + r"\s+" + _NUM + r"\s+" + _NUM,
                       texts["power"], re.M)
-    over = max_cap_violators(driver_caps(texts["drivers"]), liberty_max_capacitance(liberty))
+    over = max_cap_violators(driver_caps(texts["drivers"]), liberty_max_capacitance(cell_liberty(liberty)))
     slew = max_transition_violators(texts["slew"])
     setup_tns, hold_tns = total_negative_slacks(texts["tns"], reports.tns)
     return StaResult(corner, _slack(texts["setup"]), _slack(texts["hold"]),

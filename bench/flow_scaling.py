@@ -314,7 +314,9 @@ def step_points(steps: list[dict]) -> list[str]:
             rows.append(_note(f"Repair ({m['closer__repair__rounds']} rounds, {m.get('closer__repair__kept')} kept)",
                               f"{_problems(seen)} → {_problems(m)}"))
         elif name == "Antenna" and (m.get("closer__antenna__violating_nets_before_repair") or m.get("closer__antenna__repair_rounds")):
-            rows.append(_note(f"Antenna ({m.get('closer__antenna__repair_rounds')} diode rounds)",
+            skipped = m.get("closer__antenna__repair_skipped")  # no round while nets are unrouted
+            why = f"; repair skipped: {m.get('closer__antenna__repair_skipped_unrouted_nets')} {skipped}" if skipped else ""
+            rows.append(_note(f"Antenna ({m.get('closer__antenna__repair_rounds')} diode rounds{why})",
                               f"nets {m.get('closer__antenna__violating_nets_before_repair')} → "
                               f"{m.get('detailedroute__antenna__violating__nets')}, diodes "
                               f"{m.get('detailedroute__antenna_diodes_count')}"))

@@ -245,6 +245,7 @@ def test_antenna_repair_inserts_diodes_until_clean(counter_run, tmp_path):
     result = run_physical(work / "counter.v", "counter", None, tmp_path / "tight", cfg)
     m = result.metrics
     assert m["closer__antenna__violating_nets_before_repair"] > 0 and m["closer__antenna__repair_rounds"] >= 1
+    assert m["closer__antenna__repair_skipped"] is None and m["closer__antenna__repair_skipped_unrouted_nets"] == 0
     assert m["detailedroute__antenna__violating__nets"] == 0 and m["detailedroute__antenna_diodes_count"] >= 1
     before = json.loads((tmp_path / "tight" / "antenna" / "before_round1.json").read_text())  # kept, not overwritten
     assert before["violating_nets"][:50] == m["closer__antenna__violating_net_names_before_repair"]
@@ -351,18 +352,28 @@ def test_bad_input_names_the_file(tmp_path):
         PhysicalConfig(pin_access="bogus")
 
 
-def test_route_gate_fails_when_nets_stay_unrouted(counter_run, pdk_paths, tmp_path):
-    """Two-way route gate: the counter routes completely (above); with only li1+met1 available
-    qrouter leaves nets unrouted, the gate fails and LVS reports those nets open."""
+@pytest.fixture(scope="module")
+def starved_run(counter_run, tmp_path_factory):
+    """The counter routed with only li1+met1 (qrouter leaves nets unrouted), the repair off, and
+    the antenna limits tightened to a tenth (as in the diode repair's test below: violations)."""
     from closer.physical.repair.repair import RepairConfig
     from closer.physical.route.route import RouteConfig
+    from closer.physical.signoff.antenna import AntennaConfig
 
-    result, work = counter_run
-    assert result.metrics["closer__gate__route__pass"] is True
+    _, work = counter_run
     cfg = PhysicalConfig(clock_port="clk", clock_period_ns=5.0, corners=("tt_025C_1v80",),
                          route=RouteConfig(layers=2, max_passes=1, cap_at_best_pass=False),
-                         repair=RepairConfig(rounds=0, item_rounds=0))
-    starved = run_physical(work / "counter.v", "counter", None, tmp_path / "starved", cfg)
+                         repair=RepairConfig(rounds=0, item_rounds=0), antenna=AntennaConfig(limit_scale=0.1))
+    out = tmp_path_factory.mktemp("starved")
+    return run_physical(work / "counter.v", "counter", None, out / "starved", cfg), out
+
+
+def test_route_gate_fails_when_nets_stay_unrouted(counter_run, starved_run):
+    """Two-way route gate: the counter routes completely (above); with only li1+met1 available
+    qrouter leaves nets unrouted, the gate fails and LVS reports those nets open."""
+    result, work = counter_run
+    assert result.metrics["closer__gate__route__pass"] is True
+    starved, out = starved_run
     m = starved.metrics
     assert m["closer__route__unrouted_nets"] > 0
     assert m["closer__gate__route__pass"] is False and m["closer__gate__signoff__pass"] is False
@@ -374,20 +385,74 @@ def test_route_gate_fails_when_nets_stay_unrouted(counter_run, pdk_paths, tmp_pa
     before, after = m["closer__replace__problems_before"], m["closer__replace__problems_after"]
     assert m["closer__replace__kept"] == (after < before)
     assert m["closer__route__unrouted_nets"] == min(before, after) > 0
-    assert (tmp_path / "starved" / "replace" / "steps.json").is_file()
-    assert (tmp_path / "starved" / "replace" / "first" / "final.def").is_file() == m["closer__replace__kept"]
+    assert (out / "starved" / "replace" / "steps.json").is_file()
+    assert (out / "starved" / "replace" / "first" / "final.def").is_file() == m["closer__replace__kept"]
     # the fallback after the repair: not with the repair off, nor after Replace ran
     assert m["closer__replace_signoff__ran"] is False and result.metrics["closer__replace_signoff__ran"] is False
     # route/unrouted.json: the nets left and where qrouter's searches for them failed
     done = json.loads((work / "phys" / "route" / "unrouted.json").read_text())
     assert done["unrouted"] == [] and done["fell_through_um"] == {}
-    left = json.loads((tmp_path / "starved" / "route" / "unrouted.json").read_text())
+    left = json.loads((out / "starved" / "route" / "unrouted.json").read_text())
     assert left["unrouted"] and set(left["fell_through_um"]) <= set(left["unrouted"])
     import re
 
     w, h = (int(v) / 1000 for v in re.search(r"DIEAREA \( 0 0 \) \( (\d+) (\d+) \)",
-                                              (tmp_path / "starved" / "final.def").read_text()).groups())
+                                              (out / "starved" / "final.def").read_text()).groups())
     assert all(0 <= x <= w and 0 <= y <= h for x, y in left["fell_through_um"].values())
+
+
+def test_antenna_repair_skipped_while_nets_are_unrouted(counter_run, starved_run):
+    """The Antenna step runs no diode round on a layout with unrouted nets: the check runs and is
+    recorded (violations at the tightened limits), no diode goes in, nothing is rerouted, and the
+    metrics (also in the step's record) say why. The other way: the route-complete counter's
+    Antenna step skips nothing, and with the same tightened limits it gets its diodes
+    (test_antenna_repair_inserts_diodes_until_clean)."""
+    starved, out = starved_run
+    m = starved.metrics
+    assert m["closer__route__unrouted_nets"] > 0
+    assert m["closer__antenna__violating_nets_before_repair"] > 0  # a round was due
+    assert m["detailedroute__antenna__violating__nets"] == m["closer__antenna__violating_nets_before_repair"]
+    assert m["closer__antenna__repair_rounds"] == 0 and m["closer__antenna__rerouted_nets"] == 0
+    assert m["detailedroute__antenna_diodes_count"] == 0
+    assert m["closer__antenna__repair_skipped"] == "unrouted nets"
+    assert m["closer__antenna__repair_skipped_unrouted_nets"] == m["closer__route__unrouted_nets"]
+    assert json.loads((out / "starved" / "antenna" / "antenna.json").read_text())["violating_nets"]
+    assert not (out / "starved" / "antenna" / "before_round1.json").exists()
+    assert not list((out / "starved" / "route").glob("diodes*"))
+    record = [s for s in starved.steps if s["step"] == "Antenna"]
+    assert len(record) == 1 and record[0]["metrics"]["closer__antenna__repair_skipped"] == "unrouted nets"
+    assert [s["step"] for s in starved.steps].count("Repair") == 1  # no round's repair
+    done = counter_run[0].metrics
+    assert done["closer__antenna__repair_skipped"] is None and done["closer__antenna__repair_skipped_unrouted_nets"] == 0
+
+
+def test_unrouted_json_matches_its_schema(counter_run, starved_run):
+    """route/unrouted.json of the real runs (complete, starved, and the starved run's fallback)
+    validates against closer/schemas/physical-unrouted.schema.json; perturbed copies do not."""
+    import jsonschema
+
+    from closer.paths import schema_path
+
+    schema = json.loads(schema_path("physical-unrouted").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    (_, work), (_, out) = counter_run, starved_run
+    files = [work / "phys" / "route" / "unrouted.json", out / "starved" / "route" / "unrouted.json",
+             out / "starved" / "replace" / "route" / "unrouted.json"]
+    docs = [json.loads(f.read_text()) for f in files]
+    for doc in docs:
+        jsonschema.validate(doc, schema)
+    left = docs[1]
+    assert left["unrouted"] and left["fell_through_um"] and isinstance(left["log"], str)
+    net = next(iter(left["fell_through_um"]))
+    bad = [{k: v for k, v in left.items() if k != "fell_through_um"},        # a key missing
+           {**left, "unrouted": len(left["unrouted"])},                        # a count, not the names
+           {**left, "fell_through_um": {**left["fell_through_um"], net: [1.0]}},   # not a point
+           {**left, "fell_through_um": {**left["fell_through_um"], net: ["1", "2"]}},
+           {**left, "log": 3},
+           {**left, "extra": True}]
+    for doc in bad:
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(doc, schema)
 
 
 def test_fall_through_points_take_each_failed_nets_last_failed_search(tmp_path):

@@ -84,6 +84,8 @@ class PhysicalPaths:
         <out>/route/                  qrouter scripts, logs, <top>_route.def, <top>.rc; from
                                       RouteConfig.guides_min_nets nets groute.json (the global
                                       route: capacities, usage) and guides.txt (qrouter's guides)
+        <out>/route/unrouted.json     the nets routing left and where qrouter's searches for them
+                                      failed (schema: closer/schemas/physical-unrouted.schema.json)
         <out>/route/on/               the same for the second routing variant, when it ran
         <out>/replace/                the routability fallback's own run up to routing (step
                                       Replace), when it ran; replace/first/ the first layout's
@@ -704,7 +706,14 @@ class Antenna(Step):
     """The LEF antenna ratios per net and layer on the final GDS (closer.physical.signoff.antenna); with
     violations, diodes beside the flagged nets' gates (closer.physical.repair.diodes), only the nets the
     diodes touch rerouted against the kept wiring, and the layout signed off again, up to
-    `AntennaConfig.repair_rounds` rounds (the official deck runs after, on the final GDS)."""
+    `AntennaConfig.repair_rounds` rounds (the official deck runs after, on the final GDS).
+
+    No round runs while the layout has unrouted nets (after Repair, or after an earlier round): the
+    check runs and is recorded, and `closer__antenna__repair_skipped` says why a round due did not
+    run ("unrouted nets", with the count in `…__repair_skipped_unrouted_nets`). Each round is a
+    reroute and a whole-chip repair (on PicoRV32 with ~1,000 nets unrouted the first round's repair
+    alone took 677 s, docs/physical.md) that cannot make such a layout pass: it fails the route gate
+    whatever its antenna ratios."""
 
     id = "Antenna"
     inputs = ("netlist", "layout")
@@ -715,7 +724,13 @@ class Antenna(Step):
         first = ctx.antenna_result
         done = ctx.diode_sites  # a later Antenna step (after a setup repair's reroute) adds no second diode
         rounds, rerouted = 0, 0
+        skipped: str | None = None
+        unrouted = 0
         while ctx.antenna_result.violations and rounds < cfg.repair_rounds:
+            unrouted = ctx.route_result.failed_nets if ctx.route_result else 0
+            if unrouted:
+                skipped = "unrouted nets"
+                break
             sites = diodes.diode_sites(ctx.antenna_result.violations, ctx.netlist, ctx.macros, done, cfg.max_net_gates)
             if not sites:
                 break
@@ -738,6 +753,8 @@ class Antenna(Step):
                     step_cls().start(ctx)
             ctx.antenna_result = self._check(ctx)
         return {**antenna_metrics(ctx.antenna_result, ctx.netlist), "closer__antenna__repair_rounds": rounds,
+                "closer__antenna__repair_skipped": skipped,
+                "closer__antenna__repair_skipped_unrouted_nets": unrouted if skipped else 0,
                 "closer__antenna__rerouted_nets": rerouted,
                 "closer__antenna__violating_nets_before_repair": len(first.violating_nets),
                 "closer__antenna__violating_net_names_before_repair": first.violating_nets[:50],

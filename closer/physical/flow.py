@@ -36,6 +36,7 @@ from closer.physical.repair import buffering, cleanup, diodes, fanout, hold, inc
 from closer.physical.route import bands, groute, pinaccess, route
 from closer.physical.signoff import antenna, drc, gds, lvs, parasitics, signoff_drc, sta
 from closer.physical.floorplan.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
+from closer.physical.floorplan.macros import MacroPlacement
 from closer.physical.io.lef import Macro, Tech, read_macros, read_tech
 from closer.physical.io.netlist import Netlist
 from closer.sdc import SdcPolicy, write_canonical
@@ -61,6 +62,7 @@ class PhysicalConfig:
     clock_port: str | None = None         # used when no SDC is given
     clock_period_ns: float | None = None
     sdc_policy: SdcPolicy = field(default_factory=SdcPolicy)  # exceptions the SDC may use
+    macros: tuple[MacroPlacement, ...] = ()
 
     def __post_init__(self) -> None:
         if self.pin_access not in ("lef", "hybrid", "pads"):

@@ -76,11 +76,81 @@ class PdkPaths:
     def sram_macros(self) -> Path:
         return self.tree / "libs.ref" / "sky130_sram_macros"
 
+    def macro_names(self) -> list[str]:
+        """The hard macros the PDK has abstracts for (a LEF in sky130_sram_macros/lef/)."""
+        return sorted(p.stem for p in (self.sram_macros / "lef").glob("*.lef"))
+
+    def macro(self, name: str) -> MacroAbstract | None:
+        """The abstract views of macro `name` (its LEF and at least one Liberty), or None."""
+        lef = self.sram_macros / "lef" / f"{name}.lef"
+        libs = {}
+        for path in sorted((self.sram_macros / "lib").glob(f"{name}_*.lib")):
+            stem, corner = _liberty_name(path.name)
+            if stem == name and corner is not None:  # not a longer macro name's file
+                libs[corner] = path
+        if not lef.is_file() or not libs:
+            return None
+        return MacroAbstract(name, lef, libs)
+
     def required_files(self) -> dict[str, Path]:
         files = {f"liberty {c}": self.liberty(c) for c in CORNERS}
         files |= {"tech LEF": self.tech_lef, "cell LEF": self.cell_lef, "GDS": self.gds}
         files |= {f"Verilog {p.name}": p for p in self.verilog_models}
         return files
+
+
+# a Liberty file name's corner: OpenRAM's `<macro>_TT_1p8V_25C.lib`, the library's `<lib>__tt_025C_1v80.lib`
+_OPENRAM_CORNER = re.compile(r"(?:(.*)_)?(TT|SS|FF)_(\d+)p(\d+)V_(n?)(\d+)C\.lib")
+_LIBRARY_CORNER = re.compile(r"(?:(.*)__)?([a-z]{2}_(?:\d{3}|n\d{2})C_\dv\d\d)\.lib")
+
+
+def liberty_corner(file_name: str) -> str | None:
+    """The corner a Liberty file was characterized at, in this module's naming, from its name:
+    `sky130_fd_sc_hd__ss_100C_1v60.lib` -> ss_100C_1v60, OpenRAM's `<macro>_TT_1p8V_25C.lib` ->
+    tt_025C_1v80; None when the name does not say."""
+    return _liberty_name(file_name)[1]
+
+
+def _liberty_name(file_name: str) -> tuple[str | None, str | None]:
+    """(the cell or library name before the corner, the corner) of a Liberty file name."""
+    if match := _LIBRARY_CORNER.fullmatch(file_name):
+        return match.group(1), match.group(2)
+    if match := _OPENRAM_CORNER.fullmatch(file_name):
+        stem, process, volts, fraction, minus, degrees = match.groups()
+        millivolts = f"{fraction}00"[:2]
+        temperature = minus + str(int(degrees)).zfill(3 - len(minus))  # 025, 100, n40
+        return stem, f"{process.lower()}_{temperature}C_{volts}v{millivolts}"
+    return None, None
+
+
+@dataclass(frozen=True)
+class MacroAbstract:
+    """A hard macro's abstract views in the PDK: the LEF and the Liberty files by the corner each
+    was characterized at (the SKY130 SRAMs have a TT one only)."""
+
+    name: str
+    lef: Path
+    liberty_files: dict[str, Path]
+
+    def liberty_corner_for(self, corner: str) -> str:
+        """The characterization corner of the Liberty that times the macro at `corner`: that
+        corner when the PDK has it, else the typical one (tt_025C_1v80), else the first."""
+        if corner in self.liberty_files:
+            return corner
+        return "tt_025C_1v80" if "tt_025C_1v80" in self.liberty_files else next(iter(self.liberty_files))
+
+    def liberty_for(self, corner: str) -> Path:
+        """The Liberty that times the macro at `corner` (`liberty_corner_for`)."""
+        return self.liberty_files[self.liberty_corner_for(corner)]
+
+    @property
+    def area_um2(self) -> float:
+        """The macro's Liberty `area` (µm²: the library's unit, as Yosys `stat -liberty` counts it)."""
+        text = next(iter(self.liberty_files.values())).read_text(errors="replace")
+        match = re.search(r"\barea\s*:\s*([0-9.eE+-]+)\s*;", text)
+        if match is None:
+            raise InputError(f"{next(iter(self.liberty_files.values()))}: no cell area")
+        return float(match.group(1))
 
 
 def pdk() -> PdkPaths:

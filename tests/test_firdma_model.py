@@ -87,6 +87,11 @@ def test_configs_match_design_toml():
         assert in_design == load_config(name).parameters
     assert load_config("small").parameters["NTAPS"] == 4 and load_config("small").parameters["FIFO_DEPTH"] == 8
     assert load_config("full").parameters == {"DATA_W": 32, "NTAPS": 16, "FIFO_DEPTH": 512, "MEM_STYLE": "macro"}
+    for name in ("small", "full", "wide"):  # the macros and where the floorplan puts them
+        config = tomllib.loads(paths.config(name).read_text())
+        for key in ("macros", "macro_placements"):
+            assert config.get(key, []) == design["configs"][name].get(key, []), (name, key)
+    assert design["configs"]["full"]["macro_placements"][0]["instance"].endswith("u_sram")
 
 
 def test_bad_config_names_file_and_key(tmp_path, monkeypatch):

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from closer.errors import InputError
 from closer.flow.settings import SynthSettings
@@ -68,12 +69,64 @@ class Constraints(BaseModel):
         return SdcPolicy(allow=frozenset(self.sdc_exceptions))
 
 
+class MacroOrient(StrEnum):
+    """DEF orientations a macro may take (no 90-degree rotations: the SRAM pins and power
+    straps are laid out for the rows' direction)."""
+
+    N = "N"     # as drawn
+    S = "S"     # rotated 180 degrees
+    FN = "FN"   # mirrored about the y axis
+    FS = "FS"   # mirrored about the x axis
+
+
+class MacroPlacementConfig(BaseModel):
+    """[[configs.<name>.macro_placements]]: where the floorplan puts one macro instance
+    (closer.physical.floorplan.macros.MacroPlacement)."""
+
+    model_config = _STRICT
+    instance: str = Field(min_length=1, description=(
+        "the macro's instance name in the synthesized (flattened) netlist, hierarchy joined by "
+        "`.`, e.g. `u_buf.u_mem.g_macro.g_bank[0].u_sram`"))
+    x_um: float = Field(ge=0, le=1e5, description="lower-left corner x, µm from the core's lower-left corner")
+    y_um: float = Field(ge=0, le=1e5, description="lower-left corner y, µm from the core's lower-left corner")
+    orient: MacroOrient = Field(MacroOrient.N, strict=False, description="N, S, FN or FS")
+    halo_um: float = Field(10.0, ge=0, le=1e3, description="standard-cell keep-out around the macro, µm")
+
+
 class DesignConfig(BaseModel):
-    """One named configuration: top-level parameters plus fields other features add."""
+    """One named configuration: top-level parameters, the PDK macros the RTL instantiates and
+    their placement, plus fields other features add."""
 
     model_config = ConfigDict(extra="allow", allow_inf_nan=False)
     parameters: dict[str, int | str | bool] = Field(default_factory=dict,
                                                     description="Parameters of the top module")
+    macros: list[str] = Field(default_factory=list, description=(
+        "hard macros (PDK abstracts: $PDK_ROOT/sky130A/libs.ref/sky130_sram_macros) the RTL "
+        "instantiates; synthesis and STA read their Liberty, they stay black-box instances"))
+    macro_placements: list[MacroPlacementConfig] = Field(default_factory=list, description=(
+        "where the floorplan puts each macro instance (the physical flow places unlisted ones)"))
+
+    @field_validator("macros")
+    @classmethod
+    def _macro_names(cls, macros: list[str]) -> list[str]:
+        import re
+
+        for name in macros:
+            if not re.fullmatch(_IDENT, name):
+                raise ValueError(f"{name!r} is not a cell name")
+        if len(set(macros)) != len(macros):
+            raise ValueError("a macro is listed twice")
+        return macros
+
+    @model_validator(mode="after")
+    def _placements_need_macros(self) -> DesignConfig:
+        if self.macro_placements and not self.macros:
+            raise ValueError("macro_placements without macros: list the macros the RTL instantiates")
+        instances = [p.instance for p in self.macro_placements]
+        twice = sorted({i for i in instances if instances.count(i) > 1})
+        if twice:
+            raise ValueError(f"macro_placements: instance {twice[0]!r} placed twice")
+        return self
 
 
 class Targets(BaseModel):
@@ -273,6 +326,21 @@ def _check_files(design: Design, paths: DesignPaths) -> None:
         raise InputError(f"{toml_path}: key constraints.sdc: {paths.sdc(design)} does not exist")
     if design.fetch is None and not design.sources.rtl:
         raise InputError(f"{toml_path}: key sources.rtl: empty and no [fetch] recipe")
+    _check_macros(design, toml_path)
+
+
+def _check_macros(design: Design, toml_path: Path) -> None:
+    """Every config's macros have abstracts (LEF and Liberty) in the PDK."""
+    from closer.paths import default_pdk_root
+    from closer.pdk import PdkPaths
+
+    pdk_paths = PdkPaths(default_pdk_root())
+    for config_name, config in design.configs.items():
+        for i, name in enumerate(config.macros):
+            if pdk_paths.macro(name) is None:
+                known = ", ".join(pdk_paths.macro_names()) or "none"
+                raise InputError(f"{toml_path}: key configs.{config_name}.macros[{i}]: unknown macro "
+                                 f"{name!r}: no LEF and Liberty in {pdk_paths.sram_macros} (known: {known})")
 
 
 def list_designs() -> list[str]:

@@ -20,6 +20,7 @@ from closer.metrics import UNCONSTRAINED_ENDPOINTS
 
 STAGE = "synth"
 SDC_EXCEPTIONS = "closer__timing__sdc_exceptions"
+MACRO_LIBERTY_CORNER = "closer__sta__macro_liberty_corner"
 NS_PER_S = 1e9
 INFINITE_SLACK_S = 1e29  # OpenSTA returns 1e30 when no path is checked
 
@@ -33,11 +34,16 @@ class KeyDoc:
 
 KEY_TABLE: list[KeyDoc] = [
     KeyDoc("synth__design__instance__area__stdcell", "µm²",
-           "Yosys `stat -liberty` (SiliconCompiler reports/stat.json: design.area)"),
+           "Yosys `stat -liberty` (SiliconCompiler reports/stat.json: design.area) less the macros' area"),
     KeyDoc("synth__design__instance__count__stdcell", "count",
-           "Yosys `stat` (reports/stat.json: design.num_cells)"),
-    KeyDoc("synth__design__instance__area", "µm²", "same as area__stdcell (no macros yet)"),
-    KeyDoc("synth__design__instance__count", "count", "same as count__stdcell (no macros yet)"),
+           "Yosys `stat` (reports/stat.json: design.num_cells) less the macro instances"),
+    KeyDoc("synth__design__instance__area__macros", "µm²",
+           "the config's macros (design.toml `macros`): instances in reports/stat.json "
+           "(design.num_cells_by_type) × each macro's Liberty `area`; 0 without macros"),
+    KeyDoc("synth__design__instance__count__macros", "count",
+           "instances of the config's macros in the netlist (reports/stat.json); 0 without macros"),
+    KeyDoc("synth__design__instance__area", "µm²", "stdcell + macros (design.area)"),
+    KeyDoc("synth__design__instance__count", "count", "stdcell + macros (design.num_cells)"),
     KeyDoc("synth__design__instance__area__sequential", "µm²",
            "Yosys `stat` (reports/stat.json: design.sequential_area)"),
     KeyDoc("synth__design__io", "bits", "Yosys `stat` (reports/stat.json: design.num_port_bits)"),
@@ -61,6 +67,11 @@ KEY_TABLE: list[KeyDoc] = [
            "OpenSTA `sta::pin_slew_limit_violations <c> max` (Liberty max_transition), most over "
            "all corners; max_cap is not written: the 2019 OpenSTA has no capacitance-limit check"),
     KeyDoc("synth__timing__drv__max_slew__corner__<corner>", "pins", "the same, one corner"),
+    KeyDoc(MACRO_LIBERTY_CORNER, "object",
+           "per STA corner, the corner each macro Liberty read there was characterized at (from "
+           "its file name, closer.pdk.liberty_corner; reports/sta.json `macro_liberty` has the "
+           "files): the SKY130 SRAMs have only a TT Liberty, so ss and ff read `tt_025C_1v80` and "
+           "the macro's own arcs are typical-corner timing there; absent without macros"),
     KeyDoc("closer__timing__unconstrained_endpoints", "count",
            "endpoints and loaded non-clock inputs with no finite setup or no finite hold slack at any "
            "corner, false-pathed ones included (reports/untimed.rpt; OpenSTA's `check_setup` misses "
@@ -163,18 +174,24 @@ KEY_TABLE: list[KeyDoc] = [
 ]
 
 
-def synth_metrics(stat_json: Path) -> dict[str, float | int]:
-    """1_synth.json from SiliconCompiler's Yosys `stat` report."""
+def synth_metrics(stat_json: Path, macro_areas: dict[str, float] | None = None) -> dict[str, float | int]:
+    """1_synth.json from SiliconCompiler's Yosys `stat` report; `macro_areas` maps the config's
+    macro cell names to their Liberty area (µm²)."""
     try:
         stat = json.loads(stat_json.read_text())
         design = stat["design"]
         area = float(design["area"])
         count = int(design["num_cells"])
-    except (OSError, ValueError, KeyError) as exc:
+        by_type = {str(k): int(v) for k, v in design.get("num_cells_by_type", {}).items()}
+    except (OSError, ValueError, KeyError, AttributeError) as exc:
         raise ToolError(f"{stat_json}: no usable Yosys stat report ({exc})") from exc
+    macro_count = sum(by_type.get(name, 0) for name in macro_areas or {})
+    macro_area = sum(by_type.get(name, 0) * a for name, a in (macro_areas or {}).items())
     return {
-        f"{STAGE}__design__instance__area__stdcell": area,
-        f"{STAGE}__design__instance__count__stdcell": count,
+        f"{STAGE}__design__instance__area__stdcell": round(area - macro_area, 4) if macro_area else area,
+        f"{STAGE}__design__instance__count__stdcell": count - macro_count,
+        f"{STAGE}__design__instance__area__macros": round(macro_area, 4),
+        f"{STAGE}__design__instance__count__macros": macro_count,
         f"{STAGE}__design__instance__area": area,
         f"{STAGE}__design__instance__count": count,
         f"{STAGE}__design__instance__area__sequential": float(design.get("sequential_area", 0.0)),
@@ -229,8 +246,24 @@ def sta_metrics(sta_json: Path, platform: Platform) -> dict[str, object]:
     bad = [k for k, v in out.items() if isinstance(v, float) and not math.isfinite(v)]
     if bad:
         raise ToolError(f"{sta_json}: OpenSTA gave non-finite values for {', '.join(sorted(bad))}")
+    macro_liberty = _macro_liberty_corners(raw.get("macro_liberty") or {}, sta_json)
+    if macro_liberty:
+        out[MACRO_LIBERTY_CORNER] = macro_liberty
     out["constraints__clocks__count"] = len(clocks)
     out["constraints__clocks__details"] = [f"{c['name']}: {c['period_ns']:.4f}" for c in clocks]
+    return out
+
+
+def _macro_liberty_corners(files: dict[str, list[str]], sta_json: Path) -> dict[str, str]:
+    """{STA corner: the characterization corner(s) of the macro Liberty files read there}."""
+    from closer.pdk import liberty_corner
+
+    out = {}
+    for corner, paths in sorted(files.items()):
+        used = sorted({liberty_corner(Path(p).name) or f"unknown ({Path(p).name})" for p in paths})
+        if not used:
+            raise ToolError(f"{sta_json}: macro_liberty.{corner}: no files")
+        out[corner] = ",".join(used)
     return out
 
 

@@ -5,6 +5,14 @@ The node takes the netlist the `sta` node passes on (`inputs/<top>.vg`) and the 
 metrics (ORFS keys `detailedroute__*`, `finish__*` and Closer's `closer__*`), plus the signoff
 counts under the keys the reward gates read (closer/metrics.py). A DRC-dirty or partly unrouted
 layout is a result, not a failure: the node fails only when `run_physical` raises.
+
+A config's macro placements (design.toml `macro_placements`) are node settings (`macro_placements`,
+one `(instance, x_um, y_um, orient, halo_um)` tuple each), so changing one reruns the node; they
+reach `run_physical` as `PhysicalConfig.macros` (closer.physical.floorplan.macros.MacroPlacement).
+Before `run_physical` the node finds each placed instance in the netlist among the instances of
+the config's `macros` (`/` and `.` both separate hierarchy, closer.flow.macros.resolve_instance)
+and hands over the netlist's name; a placement that names none fails the node (the message lists
+the netlist's macro instances).
 """
 
 from __future__ import annotations
@@ -47,6 +55,10 @@ class PnrTask(ASICTask):
         self.add_parameter("sdc_exceptions", "[str]", "timing exceptions the SDC may use (closer.sdc)")
         self.add_parameter("corners", "[str]", "STA corners of the signoff")
         self.add_parameter("place_seed", "int", "placer IO-order seed")
+        self.add_parameter("macros", "[str]", "the config's hard macros (cell names)")
+        self.add_parameter("macro_placements", "[(str,float,float,str,float)]",
+                           "macro placements: (instance, x_um, y_um, orient, halo_um), from the "
+                           "core's lower-left corner")
 
     def set_physical(self, physical, step: str, index: str) -> None:
         """The design's [physical] table (closer.designs.model.Physical)."""
@@ -59,6 +71,22 @@ class PnrTask(ASICTask):
     def set_sdc_exceptions(self, exceptions, step: str, index: str) -> None:
         self.set("var", "sdc_exceptions", [str(e) for e in exceptions], step=step, index=index)
 
+    def set_macros(self, macros: list[str], placements, step: str, index: str) -> None:
+        """The config's `macros` and `macro_placements` (closer.designs.model.MacroPlacementConfig)."""
+        if macros:
+            self.set("var", "macros", list(macros), step=step, index=index)
+        if placements:
+            self.set("var", "macro_placements",
+                     [(p.instance, p.x_um, p.y_um, str(p.orient), p.halo_um) for p in placements],
+                     step=step, index=index)
+
+    def macro_placements(self):
+        """The placements as closer.physical's MacroPlacement, in design.toml order."""
+        from closer.physical.floorplan.macros import MacroPlacement
+
+        return tuple(MacroPlacement(instance, float(x), float(y), orient, float(halo))
+                     for instance, x, y, orient, halo in self.get("var", "macro_placements") or [])
+
     def tool(self) -> str:
         return "closer_physical"
 
@@ -69,14 +97,16 @@ class PnrTask(ASICTask):
         super().setup()
         self.set("var", "physical_revision", physical_revision())
         self.add_required_key("var", "physical_revision")
-        if self.get("var", "sdc_exceptions"):  # SiliconCompiler refuses an empty required key
-            self.add_required_key("var", "sdc_exceptions")
+        for key in ("sdc_exceptions", "macros", "macro_placements"):
+            if self.get("var", key):  # SiliconCompiler refuses an empty required key
+                self.add_required_key("var", key)
         self.add_input_file(ext="vg")
         self.add_output_file(ext="vg")
         self.add_output_file(ext="gds")
         self.add_output_file(ext="def")
 
-    def _physical_config(self):
+    def _physical_config(self, macros=()):
+        """The PhysicalConfig of the node's settings; `macros`: the placements with netlist names."""
         from closer.physical import PhysicalConfig
         from closer.physical.floorplan.floorplan import FloorplanConfig
         from closer.physical.place.place import PlaceConfig
@@ -98,7 +128,29 @@ class PnrTask(ASICTask):
         place = PlaceConfig(seed=seed or 0)
         extra = {"corners": tuple(corners)} if corners else {}
         return PhysicalConfig(floorplan=floorplan, place=place, route=route, repair=repair, sizing=sizing,
-                              sdc_policy=policy, **extra)
+                              sdc_policy=policy, macros=tuple(macros), **extra)
+
+    def _placed_macros(self, netlist: Path):
+        """The placements with each instance as the netlist names it (closer.flow.macros.
+        resolve_instance: `/` and `.` both separate hierarchy); ValueError when a placement names
+        no instance of the config's macros."""
+        from dataclasses import replace
+
+        from closer.flow.macros import netlist_instances, resolve_instance
+
+        placements = self.macro_placements()
+        if not placements:
+            return ()
+        found = netlist_instances(netlist.read_text(), set(self.get("var", "macros") or []))
+        out = []
+        for placement in placements:
+            name = resolve_instance(placement.instance, found)
+            if name is None:
+                raise ValueError(f"macro_placements: no instance {placement.instance!r} of the config's "
+                                 f"macros in the netlist; its macro instances: "
+                                 f"{', '.join(sorted(found)) or 'none'}")
+            out.append(replace(placement, instance=name))
+        return tuple(out)
 
     def _sdc_files(self) -> list[str]:
         files: list[str] = []
@@ -112,11 +164,12 @@ class PnrTask(ASICTask):
         try:
             if len(sdc) != 1:
                 raise ValueError(f"expected one SDC file in the design, got {sdc}")
+            macros = self._placed_macros(Path(f"inputs/{top}.vg"))
             from closer.physical import run_physical
 
             result = run_physical(Path(f"inputs/{top}.vg").resolve(), top, Path(sdc[0]).resolve(),
                                   Path(PHYS_DIR).resolve(),  # tools run in subdirectories
-                                  self._physical_config())
+                                  self._physical_config(macros))
         except Exception as exc:  # the node fails; the message lands in the node log
             print(traceback.format_exc())
             print(f"Error: pnr: run_physical failed: {exc}")

@@ -1,10 +1,12 @@
-"""Build the SiliconCompiler ASIC project for one run: design, platform, corners, flowgraph."""
+"""Build the SiliconCompiler ASIC project for one run: design, platform, macros, corners,
+flowgraph."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from closer.designs.model import HDL_SUFFIXES, Design, DesignPaths
+from closer.flow.macros import config_macros, sc_macro_library
 from closer.flow.paths import FlowPaths
 from closer.flow.platform import Platform, sc_library
 from closer.flow.steps import Step
@@ -59,6 +61,11 @@ def build_project(design: Design, paths: DesignPaths, config_name: str, platform
     project.add_fileset(["rtl", "sdc"])
     library = sc_library(platform, pdk_paths)
     project.set_mainlib(library)
+    macros = config_macros(design.config(config_name).macros, pdk_paths)
+    if macros:  # each macro one more ASIC library, after the main one (closer.flow.macros)
+        project.add_asiclib([library, *(sc_macro_library(m, list(platform.corners),
+                                                         platform.platform.delay_model, pdk_paths)
+                                        for m in macros)])
     project.set_pdk(f"{platform.platform.name}_pdk")
     project.set_asic_delaymodel(platform.platform.delay_model)
     for corner, checks in platform.corners.items():
@@ -76,7 +83,7 @@ def build_project(design: Design, paths: DesignPaths, config_name: str, platform
     project.set_flow(flow)
     project.option.add_to(to, clobber=True)
     for step in steps:
-        _configure(project, step.name, design, platform)
+        _configure(project, step.name, design, config_name, platform, macros)
 
     option = project.option
     option.set_hash(True)          # reuse keyed on file content, not timestamps
@@ -98,8 +105,14 @@ def redirect_console_log(project, stream) -> None:
             handler.setStream(stream)
 
 
-def _configure(project, step_name: str, design: Design, platform: Platform) -> None:
+def _configure(project, step_name: str, design: Design, config_name: str, platform: Platform,
+               macros) -> None:
     """Task settings live in the project's schema: find the node's task there and set them."""
+    if step_name == "lint" and macros:
+        from closer.flow.lint_task import QuotedParamLintTask
+
+        QuotedParamLintTask.find_task(project).set_macro_lefs([m.lef for m in macros], step=step_name,
+                                                              index="0")
     if step_name == "synth":
         from closer.flow.synth_task import CloserSynthesis
 
@@ -115,6 +128,8 @@ def _configure(project, step_name: str, design: Design, platform: Platform) -> N
         task = PnrTask.find_task(project)
         task.set_physical(design.physical, step=step_name, index="0")
         task.set_sdc_exceptions(design.constraints.sdc_exceptions, step=step_name, index="0")
+        config = design.config(config_name)
+        task.set_macros(config.macros, config.macro_placements, step=step_name, index="0")
     if step_name == "sta":
         from closer.flow.sta_task import ClassicStaTask
 

@@ -366,6 +366,13 @@ def _physical_tools(flow_paths: FlowPaths) -> str | None:
     return ";".join(f"{k}={v}" for k, v in sorted(tools.items()))
 
 
+def _macro_areas(design, config: str) -> dict[str, float]:
+    """{macro cell name: Liberty area µm²} of the config's macros."""
+    from closer.flow.macros import config_macros
+
+    return {m.name: m.area_um2 for m in config_macros(design.config(config).macros, pdk())}
+
+
 def _write_metrics(flow_paths, steps, platform, design, design_paths, config, backend,
                    records: list[StepRecord], pdk_root: Path,
                    attempts: list[synth_choice.Attempt]) -> Path:
@@ -375,7 +382,8 @@ def _write_metrics(flow_paths, steps, platform, design, design_paths, config, ba
     for stale in (flow_paths.synth_json, flow_paths.sta_json, pnr_json):
         stale.unlink(missing_ok=True)  # a shorter run (--to) must not leave a longer run's stages
     if "synth" in names:
-        synth = metrics.synth_metrics(flow_paths.node_dir("synth") / "reports" / "stat.json")
+        synth = metrics.synth_metrics(flow_paths.node_dir("synth") / "reports" / "stat.json",
+                                      _macro_areas(design, config))
         synth.update(synth_choice.choice_metrics(attempts))
         metrics.write_json(flow_paths.synth_json, synth)
         stages.append(synth)

@@ -11,6 +11,11 @@ script did not finish. Its unconstrained-path audit
 (`timing__unconstrained__count`, listed in reports/untimed.rpt) counts endpoints and inputs with
 no timed setup or hold check, false-pathed ones included; `timing__check_setup__unconstrained`
 keeps OpenSTA's own `check_setup -unconstrained_endpoints` count.
+
+Every ASIC library of the project is read at each corner: the main library's Liberty of that
+corner and the macros' (closer.flow.macros), whose PDK may have only a typical-corner file; the
+macro files read at each corner go to `reports/sta.json` (`macro_liberty`) and from there to
+`closer__sta__macro_liberty_corner` (closer.flow.metrics).
 """
 
 from __future__ import annotations
@@ -99,15 +104,34 @@ class ClassicStaTask(CachedVersion, ASICTask):
             files.extend(lib.find_files("fileset", fileset, "file", "sdc") or [])
         return files
 
+    def _liberty_files(self, scenario) -> tuple[list[str], list[str]]:
+        """(the main library's Liberty files, the other ASIC libraries' (macros')) at the
+        scenario's corner."""
+        main, macros = [], []
+        for lib, fileset in self._liberty_filesets(scenario):
+            files = lib.find_files("fileset", fileset, "file", "liberty")
+            (main if lib.name == self.project.get("asic", "mainlib") else macros).extend(files)
+        return main, macros
+
+    def macro_liberty(self) -> dict[str, list[str]]:
+        """{scenario: the macro Liberty files read there} (empty without macros)."""
+        out = {}
+        for scenario in self._scenarios():
+            _, macros = self._liberty_files(scenario)
+            if macros:
+                out[scenario.name] = macros
+        return out
+
     def pre_process(self) -> None:
         super().pre_process()
         corners = []
         for scenario in self._scenarios():
-            libs = [f for lib, fs in self._liberty_filesets(scenario)
-                    for f in lib.find_files("fileset", fs, "file", "liberty")]
-            if len(libs) != 1:
-                raise ValueError(f"scenario {scenario.name}: expected one Liberty file, got {libs}")
-            corners.append(f"{{{scenario.name} {{{libs[0]}}} {{{' '.join(scenario.get_check())}}}}}")
+            main, macros = self._liberty_files(scenario)
+            if len(main) != 1:
+                raise ValueError(f"scenario {scenario.name}: expected one Liberty file of the main "
+                                 f"library, got {main}")
+            libs = " ".join(f"{{{f}}}" for f in [*main, *macros])
+            corners.append(f"{{{scenario.name} {{{libs}}} {{{' '.join(scenario.get_check())}}}}}")
         sdc = self._canonical_sdc()
         Path(STA_REPORT).unlink(missing_ok=True)
         lines = [
@@ -144,6 +168,7 @@ class ClassicStaTask(CachedVersion, ASICTask):
         result = parse_sta_report(Path(STA_REPORT).read_text(errors="replace")
                                   if Path(STA_REPORT).is_file() else "")
         result["sdc_exceptions"] = json.loads(Path(SDC_JSON).read_text())["exceptions"]
+        result["macro_liberty"] = self.macro_liberty()
         Path(STA_JSON).write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
         top = self.design_topmodule
         shutil.copyfile(f"inputs/{top}.vg", f"outputs/{top}.vg")

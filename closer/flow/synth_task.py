@@ -8,6 +8,17 @@ the parameter is redeclared as a string here. The delay target is the SDC clock 
 the platform's driver cell and output load (SiliconCompiler reads the load only from the task's
 own `abc_constraint_load`, never from the library). The Liberty files Yosys reads are
 prepared once per file and cached (closer.flow.liberty_prep), not rewritten into every node.
+
+Hard macros (design.toml `macros`) are ASIC libraries of the project (closer.flow.macros): the
+script reads their Liberty with `read_liberty -lib` like every library's, so each macro stays a
+black-box cell, ABC never maps to it, and `stat -liberty` counts its area.
+
+String parameters are left out of the `read_slang` call: SiliconCompiler passes `-G P=<value>`
+through Yosys's Tcl command, which quotes an argument holding `"` or `'` (`"P=\"v\""`), and
+read_slang then refuses it ("not a valid form of parameter override"); an unsized number wider than
+32 bits is refused too. The node reads the `elaborate` node's output, whose top module already has
+each overridden parameter's value as its default (SiliconCompiler's slang/elaborate rewrites them),
+so the node's manifest for the script simply omits string parameters (`write_task_manifest`).
 """
 
 from __future__ import annotations
@@ -35,6 +46,27 @@ class CloserSynthesis(CachedVersion, ASICSynthesis):
         self.set("var", "strategy", abc_script(settings), step=step, index=index)
         self.set("var", "abc_clock_derating", settings.synth_delay_margin, step=step, index=index)
         self.set("var", "abc_constraint_load", load_ff, step=step, index=index)
+
+    def write_task_manifest(self, directory: str, backup: bool = True) -> None:
+        """SiliconCompiler's manifest for the Yosys script, without the string parameters (`"v"`)
+        when `read_slang` reads the elaborated design (their values are its top's defaults
+        already); only in this file: the project keeps them, so node reuse is unchanged."""
+        design = self.project.design
+        fileset = self.project.get("option", "fileset")[0]
+        removed = {}
+        if self.get("var", "use_slang") and Path(directory, "inputs", f"{self.design_topmodule}.sv").is_file():
+            for key in design.getkeys("fileset", fileset, "param"):
+                value = design.get("fileset", fileset, "param", key)
+                if isinstance(value, str) and value.startswith('"'):
+                    removed[key] = design.get("fileset", fileset, "param", key, field=None)
+        schema = EditableSchema(design)
+        try:
+            for key in removed:
+                schema.remove("fileset", fileset, "param", key)
+            super().write_task_manifest(directory, backup)
+        finally:
+            for key, param in removed.items():
+                schema.insert("fileset", fileset, "param", key, param)
 
     def _prepare_synthesis_libraries(self) -> None:
         """SiliconCompiler's preparation of the synthesis-corner Liberty files, served from the

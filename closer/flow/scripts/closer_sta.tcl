@@ -56,7 +56,9 @@ proc closer_design_power { corner } {
 # slacks at each pin instead (`$vertex slacks rise|fall`: one value per path analysis point, i.e.
 # [min max] for each corner in turn; 1e30 = nothing timed there). A pin counts as untimed when no
 # corner has a finite setup (max) slack or none has a finite hold (min) slack:
-#   * every timing endpoint (register data pins, output ports: `sta::endpoints`);
+#   * every timing endpoint (register data pins, output ports: `sta::endpoints`), except an
+#     instance's output pin that drives nothing (OpenSTA lists those as endpoints too: a macro's
+#     unused port, e.g. an SRAM's dout0 when only its read port reads; nothing uses that path);
 #   * every input port that is not a clock source and drives at least one load (an unused input
 #     has no path to time).
 proc closer_pin_timed { pin } {
@@ -84,6 +86,10 @@ proc closer_input_has_load { port } {
     if { $net == {} } {
         return 0
     }
+    return [closer_net_has_load $net]
+}
+
+proc closer_net_has_load { net } {
     set loads 0
     set pins [$net pin_iterator]
     while { [$pins has_next] } {
@@ -95,10 +101,21 @@ proc closer_input_has_load { port } {
     return [expr { $loads > 0 }]
 }
 
+proc closer_dangling_output { pin } {
+    if { [$pin is_top_level_port] || ![$pin is_driver] } {
+        return 0
+    }
+    set net [$pin net]
+    return [expr { $net == "NULL" || ![closer_net_has_load $net] }]
+}
+
 proc closer_untimed_pins { clock_sources } {
     sta::find_requireds
     set untimed {}
     foreach pin [sta::endpoints] {
+        if { [closer_dangling_output $pin] } {
+            continue
+        }
         if { ![closer_pin_timed $pin] } {
             lappend untimed "endpoint [get_full_name $pin]"
         }
@@ -117,7 +134,7 @@ proc closer_untimed_pins { clock_sources } {
 
 proc closer_report_corners { corners } {
     foreach corner $corners {
-        lassign $corner name liberty checks
+        lassign $corner name libraries checks
         set c [sta::find_corner $name]
         # max-transition limit violations (this OpenSTA build has no capacitance-limit check)
         metric timing__drv__max_slew__corner__$name [llength [sta::pin_slew_limit_violations $c max]]
@@ -153,8 +170,11 @@ foreach corner $closer_corners {
 }
 define_corners {*}$corner_names
 foreach corner $closer_corners {
-    lassign $corner name liberty checks
-    read_liberty -corner $name $liberty
+    lassign $corner name libraries checks
+    # the main library's Liberty of this corner, then each macro's (closer.flow.macros)
+    foreach liberty $libraries {
+        read_liberty -corner $name $liberty
+    }
 }
 read_verilog $closer_netlist
 link_design $closer_top

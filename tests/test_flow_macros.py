@@ -63,7 +63,7 @@ def test_firdma_full_declares_its_sram_and_placement():
      r"key configs\.full\.macros\[0\]: unknown macro 'sky130_sram_9kbyte_nosuch': no LEF and Liberty in "
      r".*sky130_sram_macros \(known: sky130_sram_1kbyte_1rw1r_32x256_8, " + SRAM + r"\)"),
     ('orient = "N"', 'orient = "E"', r"key configs\.full\.macro_placements\.0\.orient: Input should be "
-                                     r"'N', 'S', 'FN' or 'FS'"),
+                                     r"'N' or 'FS'"),
     ("y_um = 180.0", "y_um = -5.0", r"key configs\.full\.macro_placements\.0\.y_um: Input should be "
                                     r"greater than or equal to 0"),
     ("halo_um = 10.0", 'halo_um = "10"', r"key configs\.full\.macro_placements\.0\.halo_um: Input should "

@@ -70,12 +70,10 @@ class Constraints(BaseModel):
 
 
 class MacroOrient(StrEnum):
-    """DEF orientations a macro may take (no 90-degree rotations: the SRAM pins and power
-    straps are laid out for the rows' direction)."""
+    """DEF orientations a macro may take: those closer.physical places, draws and checks
+    (closer.physical.floorplan.macros.ORIENTS; the rows' own two)."""
 
     N = "N"     # as drawn
-    S = "S"     # rotated 180 degrees
-    FN = "FN"   # mirrored about the y axis
     FS = "FS"   # mirrored about the x axis
 
 
@@ -89,7 +87,7 @@ class MacroPlacementConfig(BaseModel):
         "`.`, e.g. `u_buf.u_mem.g_macro.g_bank[0].u_sram`"))
     x_um: float = Field(ge=0, le=1e5, description="lower-left corner x, µm from the core's lower-left corner")
     y_um: float = Field(ge=0, le=1e5, description="lower-left corner y, µm from the core's lower-left corner")
-    orient: MacroOrient = Field(MacroOrient.N, strict=False, description="N, S, FN or FS")
+    orient: MacroOrient = Field(MacroOrient.N, strict=False, description="N or FS")
     halo_um: float = Field(10.0, ge=0, le=1e3, description="standard-cell keep-out around the macro, µm")
 
 

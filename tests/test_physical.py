@@ -307,6 +307,17 @@ def test_parse_rc_tree(tmp_path):
     assert len(net.resistors) == 3 and abs(net.total_cap_pf - 0.0008) < 1e-12
 
 
+def test_parse_rc_tree_deeper_than_the_recursion_limit(tmp_path):
+    """A long route is a chain of nested subtrees (the SRAM wrapper's went past Python's
+    recursion limit of 1000): 5,000 levels parse, the load on the last, every resistor chained."""
+    depth = 5000
+    rc = tmp_path / "deep.rc"
+    rc.write_text("n1 1 u1/X 1 " + "( 1.0 0.0001 " * depth + "u2/A" + " )" * depth + "\n")
+    net = parse_rc(rc)["n1"]
+    assert net.loads == [("u2/A", depth)]
+    assert net.resistors[:2] == [(0, 1, 1.0), (1, 2, 1.0)] and net.resistors[-1] == (depth - 1, depth, 1.0)
+
+
 def test_spef_escapes_scalar_ports_named_with_brackets(tmp_path):
     """A bit of a bus port keeps its brackets (SPEF's bus delimiter); a scalar port whose name
     has brackets (Yosys `splitnets -ports`: `\\count[0] `) is escaped, or OpenSTA does not find it."""

@@ -31,6 +31,29 @@ class RcNet:
         return sum(c for _, c in self.nodes)
 
 
+def _read_tree(toks: list[str], pos: int, net: RcNet) -> None:
+    """`( R C items... )` subtrees from toks[pos:], each item a load name, `,` or a subtree; with
+    an explicit stack (a long route is a chain of thousands of nested subtrees: the SRAM
+    wrapper's clock tree went past Python's recursion limit)."""
+    open_nodes: list[int] = []
+    count = 0
+    while pos < len(toks):
+        tok = toks[pos]
+        if tok == "(":
+            r, c = float(toks[pos + 1]), float(toks[pos + 2])
+            count += 1
+            net.nodes.append((count, c))
+            net.resistors.append((open_nodes[-1] if open_nodes else 0, count, r))
+            open_nodes.append(count)
+            pos += 3
+            continue
+        if tok == ")" and open_nodes:
+            open_nodes.pop()
+        elif open_nodes and tok not in (",", ")", "ERROR"):
+            net.loads.append((tok, open_nodes[-1]))
+        pos += 1
+
+
 def parse_rc(path: Path) -> dict[str, RcNet]:
     nets: dict[str, RcNet] = {}
     for lineno, line in enumerate(path.read_text().splitlines(), 1):
@@ -38,38 +61,9 @@ def parse_rc(path: Path) -> dict[str, RcNet]:
         if len(toks) < 4:
             continue
         net = RcNet(toks[0], toks[2])
-        pos = 4
-        counter = [0]
         net.nodes.append((0, 0.0))  # node 0 is the driver pin
-
-        def subtree(parent: int) -> None:
-            nonlocal pos
-            # at "(": R C then items until ")"
-            pos += 1
-            r, c = float(toks[pos]), float(toks[pos + 1])
-            pos += 2
-            counter[0] += 1
-            me = counter[0]
-            net.nodes.append((me, c))
-            net.resistors.append((parent, me, r))
-            while pos < len(toks) and toks[pos] != ")":
-                tok = toks[pos]
-                if tok == "(":
-                    subtree(me)
-                elif tok == ",":
-                    pos += 1
-                else:
-                    if tok != "ERROR":
-                        net.loads.append((tok, me))
-                    pos += 1
-            pos += 1  # ")"
-
         try:
-            while pos < len(toks):
-                if toks[pos] == "(":
-                    subtree(0)
-                else:
-                    pos += 1
+            _read_tree(toks, 4, net)
         except (IndexError, ValueError) as exc:
             raise ToolError(f"{path}:{lineno}: cannot parse qrouter RC tree ({exc})") from exc
         nets[net.name] = net

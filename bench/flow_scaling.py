@@ -121,6 +121,8 @@ DESIGNS: dict[str, Case] = {
                      fetch=True),
     "firdma_small": Case("folder", "REPO:designs/firdma", "firdma", 20.0, "AXI DMA + 4-tap FIR, flop buffer (issue 19)",
                          config="small"),
+    "firdma_full": Case("folder", "REPO:designs/firdma", "firdma", 20.0,
+                        "AXI DMA + 16-tap FIR, SRAM macro buffer (issue 19)", config="full"),
 }
 DEFAULT_ROWS = ["counter8", "gcd", "gcd_5ns", "gcd_weak", "crc_lfsr", "alu_rf", "pwm_bank", "mac16"]
 CORNERS = ("ss_100C_1v60", "tt_025C_1v80", "ff_n40C_1v95")

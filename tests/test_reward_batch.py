@@ -48,9 +48,10 @@ def test_a_directory_is_scored_bit_identical_to_the_scalar_path(tmp_path: Path):
     files = sorted(tmp_path.glob("*.json"))
     assert [ln["input"] for ln in lines] == [str(f) for f in files]
     assert {ln["gate"] for ln in lines} == {0, 1}  # both gate outcomes are exercised
-    for line, file in zip(lines, files):
-        expected = json.loads(scalar_line(str(file), compute_reward(load_metrics(file), targets)))
-        assert exact(line) == exact(expected)
+    for line, raw, file in zip(lines, result.out.splitlines(), files):
+        expected = scalar_line(str(file), compute_reward(load_metrics(file), targets))
+        assert exact(line) == exact(json.loads(expected))
+        assert raw.encode() == expected  # the same bytes, key order included
 
 
 def _assert_jsonl_like_scalar(path: Path, records: list[dict]) -> list[dict]:
@@ -60,11 +61,12 @@ def _assert_jsonl_like_scalar(path: Path, records: list[dict]) -> list[dict]:
     assert result.code == 0, result.err
     lines = [json.loads(line) for line in result.out.splitlines()]
     assert len(lines) == len(records)
-    for n, (line, values) in enumerate(zip(lines, records), start=1):
+    for n, (line, raw, values) in enumerate(zip(lines, result.out.splitlines(), records), start=1):
         single = path.parent / "single.json"
         single.write_text(json.dumps(values))
-        expected = json.loads(scalar_line(f"{path}:{n}", compute_reward(load_metrics(single), targets)))
-        assert exact(line) == exact(expected), n
+        expected = scalar_line(f"{path}:{n}", compute_reward(load_metrics(single), targets))
+        assert exact(line) == exact(json.loads(expected)), n
+        assert raw.encode() == expected, n  # the same bytes, key order included
     return lines
 
 

@@ -268,10 +268,13 @@ def _scalar(parsed: Parsed, i: int, targets: LoadedTargets, keep_going: bool) ->
         return _error_line(label, message if message.startswith(label) else f"{label}: {message}")
 
 
+LINE_KEYS = ("schema_version", "reward", "gate", "penalty_total", "terms")  # the order closer.reward.lines writes
+
+
 def scalar_line(label: str, result: RewardResult) -> bytes:
     """The batch line of a scalar result: the same fields, from `compute_reward`."""
-    data = result.model_dump(mode="json", include={"schema_version", "reward", "gate", "penalty_total", "terms"})
-    return orjson.dumps({"input": label, **data})
+    data = result.model_dump(mode="json", include=set(LINE_KEYS))
+    return orjson.dumps({"input": label, **{key: data[key] for key in LINE_KEYS}})
 
 
 def exact(value: object) -> object:

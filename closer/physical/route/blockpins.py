@@ -1,13 +1,15 @@
-"""Reaching a hard macro's pins: each connected pin grown outward to a routing-grid point.
+"""Reaching a hard macro's pins: each connected pin carried out of the macro to qrouter's grid.
 
-The SRAM macros' pins sit on the macro's own grid, so most are off qrouter's tracks, and qrouter
-failed to start or end routes on them (the 1 KB SRAM wrapper: 37 of 37 failed nets were macro
-nets). Each connected pin gets a *reach*: the bounding box of the pin's rectangle and a
-minimum-width square on a grid point of the pin's layer just outside the macro (along the
-edge: the grid line nearest the pin that keeps the layer's spacing to the neighbouring pins and
-reaches). qrouter sees the reach as the pin (closer.physical.route.pinaccess.write_router_lef);
-the finished DEF gets the reach as special wiring of the pin's net (route.finalize_def), so the
-metal qrouter lands on exists in the layout.
+The SRAM macros' pins sit on the macro's own grid, off qrouter's tracks; routed as they are,
+qrouter failed 37 nets of the 1 KB SRAM wrapper and left 86 macro nets open (docs/physical.md,
+"Hard macros"). Each connected pin gets a *reach* (`PinReach`): a stem straight out of the macro
+to a grid line 1.5 µm outside it, a bar along that line to a point of qrouter's grid, a
+via-pad-sized square there with a tail outward (the router's pin), and, where the neighbours
+leave room, a landing bar out to the neighbouring tracks (qrouter often ended a route with a
+via one track beside the pin). The reaches keep the layer's spacing to each other and to every
+pin of the macro; crowded pins go out to different depths. qrouter sees the square as the pin
+and the stem as an obstruction (pinaccess.write_router_lef); the final DEF gets the whole reach
+as special wiring of the pin's net (route.finalize_def), so the metal qrouter lands on exists.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ class PinReach:
     net: str
     layer: str
     rects: tuple[Box, ...]   # die coordinates (dbu): the pin's stem out of the macro and its bar to the grid point
-    square: Box              # the minimum-width square on that grid point (the router's view of the pin)
+    square: Box              # the via-pad square on that grid point and its tail (the router's view of the pin)
 
 
 def _die_rect(layout: Layout, name: str, macro: Macro, r) -> Box:
@@ -170,8 +172,7 @@ def _reach(box: Box, edge: str, outline: Box, tech: Tech, layer, taken: list[Box
     along, across = ("x", "y") if edge in ("bottom", "top") else ("y", "x")
     off_a, pitch_a = _grid(tech, layer, along)
     # the grid line out of the macro: a track of the neighbouring layer that runs along it too, so
-    # qrouter can also arrive there through a via (the SRAM wrapper: taps off the met3 tracks got
-    # stubs from the next grid point, which qrouter then left out of its DEF)
+    # a via from that layer can sit on the point
     off_c, pitch_c = _grid(tech, _neighbour(tech, layer, across), across)
     half = _pad_half(tech, layer)
     outward = -1 if edge in ("bottom", "left") else 1
@@ -245,18 +246,6 @@ def _short_stem(stem: Box, square: Box) -> Box | None:
         cx = (square[0] + square[2]) // 2
         x1, x2 = (max(x1, cx + STEM_GAP), x2) if cx < x1 + (x2 - x1) // 2 else (x1, min(x2, cx - STEM_GAP))
     return (x1, y1, x2, y2) if x1 < x2 and y1 < y2 else None
-
-
-SIDE_GAP, SIDE_W = 300, 600  # dbu: obstructions beside the router's pin: gap to it, width
-
-
-def _beside(square: Box) -> tuple[Box, Box]:
-    """Obstructions on both sides of the router's pin across its length: qrouter otherwise ended
-    routes with a via on the neighbouring track (0.92 µm off the pin, an open)."""
-    x1, y1, x2, y2 = square
-    if y2 - y1 >= x2 - x1:
-        return (x1 - SIDE_GAP - SIDE_W, y1, x1 - SIDE_GAP, y2), (x2 + SIDE_GAP, y1, x2 + SIDE_GAP + SIDE_W, y2)
-    return (x1, y1 - SIDE_GAP - SIDE_W, x2, y1 - SIDE_GAP), (x1, y2 + SIDE_GAP, x2, y2 + SIDE_GAP + SIDE_W)
 
 
 def special_wiring(found: list[PinReach], skip: set[str]) -> dict[str, list[str]]:

@@ -124,7 +124,7 @@ def test_repair_keeps_only_strictly_better_rounds(tmp_path: Path, outcomes, expe
         seen.append(base.problems)
         return rdir / "r.def", rdir / "r.rc", []
 
-    def signoff(routed_def, rc, failed, rdir):
+    def signoff(routed_def, rc, failed, rdir, base, nets):
         return _cand(rdir, next(results, 9))
 
     best, log = repair.repair(first, reroute, signoff, lambda c, windows, grow: {"n1"}, tmp_path,

@@ -233,3 +233,41 @@ def read_routed_nets(path: Path) -> dict[str, RoutedNet]:
                 vias += 1
         nets[name] = RoutedNet(name, length, vias, wired)
     return nets
+
+
+_POINT = re.compile(r"\(\s*(\S+)\s+(\S+)(?:\s+\S+)?\s*\)")
+
+
+def net_boxes(path: Path, nets: set[str]) -> dict[str, tuple[float, float, float, float]]:
+    """The bounding box (µm) of each of `nets`' wiring in a routed DEF: its NETS routing and its
+    special wiring (pin-access vias, macro pin reaches). Nets without wiring are left out."""
+    out = {}
+    for name, boxes in net_segment_boxes(path, nets).items():
+        out[name] = (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
+    return out
+
+
+def net_segment_boxes(path: Path, nets: set[str]) -> dict[str, list[tuple[float, float, float, float]]]:
+    """The box (µm, centre lines) of each wire path and via of `nets` in a routed DEF."""
+    text = path.read_text()
+    found: dict[str, list[tuple[float, float, float, float]]] = {}
+    for section in ("NETS", "SPECIALNETS"):
+        start = text.find(f"\n{section} ")
+        if start < 0:
+            continue
+        end = text.find(f"END {section}", start)
+        for block in re.split(r"\n\s*-\s+", text[start:end])[1:]:
+            name = block.split(None, 1)[0]
+            if name not in nets:
+                continue
+            for seg in re.split(r"\+\s*ROUTED|\bNEW\b", block)[1:]:
+                points, prev = [], None
+                for xs, ys in _POINT.findall(seg):
+                    if prev is None and (xs == "*" or ys == "*"):
+                        continue
+                    prev = (prev[0] if xs == "*" else int(xs), prev[1] if ys == "*" else int(ys))
+                    points.append(prev)
+                if points:
+                    found.setdefault(name, []).append((min(x for x, _ in points) / 1000, min(y for _, y in points) / 1000,
+                                                       max(x for x, _ in points) / 1000, max(y for _, y in points) / 1000))
+    return found

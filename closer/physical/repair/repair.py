@@ -48,6 +48,10 @@ class RepairConfig:
     obstruct: bool = True     # False: never add obstructions (the strategies' net windows only)
     fill: bool = True         # every candidate gets the same-net fills (closer.physical.repair.cleanup)
                               # before DRC, so rounds are spent only on what a fill cannot fix
+    # from this many instances a round's DRC checks only the rerouted nets' boxes (closer.physical.
+    # signoff.drc windows) and takes the rest from the round it started from; the kept layout is
+    # checked whole once at the end (PicoRV32: a whole-chip DRC is ~42 s a round)
+    windowed_min_instances: int = 3000
 
 
 @dataclass
@@ -267,14 +271,15 @@ def problems_of(cand: Candidate) -> list[Problem]:
 
 
 def repair(first: Candidate, reroute: Callable[[Candidate, set[str], list[str], Path], tuple[Path, Path, list[str]]],
-           signoff: Callable[[Path, Path, list[str], Path], Candidate], find_nets: FindNets, work: Path,
+           signoff: Callable[[Path, Path, list[str], Path, Candidate, set[str]], Candidate], find_nets: FindNets, work: Path,
            cfg: RepairConfig) -> tuple[Candidate, RepairLog]:
     """Rip-up-and-reroute rounds; returns the best candidate (a round is kept only when the
     signed-off result has strictly fewer problems).
 
     reroute(base, nets, tcl_before_read, dir) -> (routed_def, rc, failed): qrouter on `nets` only,
         the rest of `base`'s wiring kept
-    signoff(routed_def, rc, failed, dir) -> Candidate: finalize, GDS, DRC, LVS
+    signoff(routed_def, rc, failed, dir, base, nets) -> Candidate: finalize, GDS, DRC, LVS (`base`:
+        the candidate the round started from, `nets`: the nets it rerouted)
     find_nets(candidate, windows, grow_um) -> the nets with wiring in the grown windows
     """
     state = {"best": first, "k": 0}
@@ -299,7 +304,7 @@ def repair(first: Candidate, reroute: Callable[[Candidate, set[str], list[str], 
         rdir.mkdir(parents=True)
         before = obstructions(problem.windows, s.obstruct_grow_um, s.above) if s.obstruct and cfg.obstruct else []
         routed_def, rc, failed = reroute(best, nets, before, rdir)
-        cand = signoff(routed_def, rc, failed, rdir)
+        cand = signoff(routed_def, rc, failed, rdir, best, nets)
         kept = cand.problems < best.problems
         log.rounds.append({"round": state["k"], "phase": phase, "problem": problem.label, "strategy": s.__dict__,
                            "obstructions": len(before), "nets": sorted(nets)[:40], "before": best.problems,

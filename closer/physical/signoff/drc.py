@@ -13,13 +13,18 @@ from closer.physical.signoff.drc_deck import RULES, Rule
 from closer.physical.signoff.gds import LAYERS
 
 
+BoxUm = tuple[float, float, float, float]
+WINDOW_CONTEXT_UM = 3.0  # shapes this far around a window are read too (every rule's reach is < 2 um)
+
+
 @dataclass
 class DrcResult:
     counts: dict[str, int]                 # rule name -> violations (every rule listed)
     markers: Path | None = None            # .lyrdb
     wall_s: float = 0.0
-    examples: dict[str, list[tuple[float, float, float, float]]] = field(default_factory=dict)
-    boxes: dict[str, list[tuple[float, float, float, float]]] = field(default_factory=dict)  # every marker, um
+    examples: dict[str, list[BoxUm]] = field(default_factory=dict)
+    boxes: dict[str, list[BoxUm]] = field(default_factory=dict)  # every marker, um
+    windows: int = 0                       # checked in this many windows (the rest from a base result); 0: whole chip
 
     @property
     def total(self) -> int:
@@ -29,14 +34,25 @@ class DrcResult:
         return {k: v for k, v in self.counts.items() if v}
 
 
-def _regions(layout, top):
+def _regions(layout, top, near=None):
+    """Each checked layer as a flat region; with `near` (a Region), only the shapes touching it,
+    each whole (so an area or width check sees the full polygon)."""
     import klayout.db as kdb
 
     regions = {}
     for name, (layer, datatype) in LAYERS.items():
         idx = layout.find_layer(layer, datatype)
-        regions[name] = kdb.Region() if idx is None else kdb.Region(top.begin_shapes_rec(idx))
+        if idx is None:
+            regions[name] = kdb.Region()
+        elif near is None:
+            regions[name] = kdb.Region(top.begin_shapes_rec(idx))
+        else:
+            regions[name] = kdb.Region(kdb.RecursiveShapeIterator(layout, top, idx, near, False))
     return regions
+
+
+def _touches(box: BoxUm, windows: list[BoxUm]) -> bool:
+    return any(box[0] <= w[2] and w[0] <= box[2] and box[1] <= w[3] and w[1] <= box[3] for w in windows)
 
 
 def _check(rule: Rule, regions, dbu: float):
@@ -83,10 +99,16 @@ def _bbox_um(obj, dbu: float) -> tuple[float, float, float, float]:
 
 
 def run_drc(gds: Path, out_dir: Path | None = None, rules: tuple[Rule, ...] = RULES,
-            top_name: str | None = None) -> DrcResult:
+            top_name: str | None = None, windows: list[BoxUm] | None = None,
+            base: DrcResult | None = None) -> DrcResult:
+    """The deck on the whole GDS; with `windows` (µm) and `base` (the whole-chip result of a
+    layout that differs from this one only inside the windows), only the windows are checked:
+    the markers touching a window come from this GDS, the others from `base`."""
     import klayout.db as kdb
     import klayout.rdb as rdb
 
+    if (windows is None) != (base is None):
+        raise InputError("windowed DRC needs both the windows and the base result")
     start = time.monotonic()
     if not Path(gds).is_file():
         raise InputError(f"DRC input {gds} does not exist")
@@ -95,7 +117,12 @@ def run_drc(gds: Path, out_dir: Path | None = None, rules: tuple[Rule, ...] = RU
     top = layout.cell(top_name) if top_name else layout.top_cell()
     if top is None:
         raise InputError(f"{gds}: no top cell {top_name or ''}")
-    regions = _regions(layout, top)
+    near = None
+    if windows is not None:
+        grow = round(WINDOW_CONTEXT_UM / layout.dbu)
+        near = kdb.Region([kdb.Box(round(w[0] / layout.dbu) - grow, round(w[1] / layout.dbu) - grow,
+                                   round(w[2] / layout.dbu) + grow, round(w[3] / layout.dbu) + grow) for w in windows])
+    regions = _regions(layout, top, near)
     db = rdb.ReportDatabase("Closer sky130 BEOL DRC")
     db.top_cell_name = top.name
     rdb_cell = db.create_cell(top.name)
@@ -103,15 +130,18 @@ def run_drc(gds: Path, out_dir: Path | None = None, rules: tuple[Rule, ...] = RU
     examples: dict[str, list] = {}
     boxes: dict[str, list] = {}
     for rule in rules:
-        found = _check(rule, regions, layout.dbu)
+        found = [(o.to_dtype(layout.dbu), _bbox_um(o, layout.dbu)) for o in _check(rule, regions, layout.dbu)]
+        if windows is not None:
+            found = ([(o, b) for o, b in found if _touches(b, windows)]
+                     + [(kdb.DBox(*b), b) for b in base.boxes.get(rule.name, []) if not _touches(b, windows)])
         counts[rule.name] = len(found)
         if found:
             cat = db.create_category(rule.name)
             cat.description = f"{rule.description} ({rule.value} um)"
-            for obj in found:
+            for obj, _ in found:
                 item = db.create_item(rdb_cell.rdb_id(), cat.rdb_id())
-                item.add_value(obj.to_dtype(layout.dbu))
-            boxes[rule.name] = [_bbox_um(o, layout.dbu) for o in found]
+                item.add_value(obj)
+            boxes[rule.name] = [b for _, b in found]
             examples[rule.name] = boxes[rule.name][:20]
     markers = None
     if out_dir is not None:
@@ -120,5 +150,5 @@ def run_drc(gds: Path, out_dir: Path | None = None, rules: tuple[Rule, ...] = RU
         db.save(str(markers))
         (out_dir / "drc.json").write_text(json.dumps(
             {"gds": str(gds), "top": top.name, "total": sum(counts.values()), "counts": counts,
-             "examples": examples}, indent=1))
-    return DrcResult(counts, markers, time.monotonic() - start, examples, boxes)
+             "examples": examples, "windows": len(windows or [])}, indent=1))
+    return DrcResult(counts, markers, time.monotonic() - start, examples, boxes, len(windows or []))

@@ -10,6 +10,10 @@ power grid), PinAccess, Route (+ finalize), Gds (+ same-net fills), Drc (Closer'
 Cleanup, Antenna (LEF ratios; diode repair), Sta, SetupRepair (gate sizing on the SPEF, then only
 what it changed rerouted and signed off again), SignoffDrc (the official deck, once, on the final
 GDS: the drc gate), Metrics.
+
+Hard macros (`PhysicalConfig.macros`, closer.physical.floorplan.macros): placed by Floorplan,
+their pins reached on the routing grid by PinAccess (closer.physical.route.blockpins), drawn as
+black boxes of LEF pins by Gds, their Liberty read by every STA.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import pytest
 
 from closer.errors import InputError
 from closer.physical.flow import PhysicalConfig
-from closer.physical.io.defio import net_boxes
+from closer.physical.io.defio import net_segment_boxes
 from closer.physical.signoff import drc
 from closer.physical.signoff.gds import LAYERS
 from tests.conftest import counter_through_physical
@@ -38,9 +38,11 @@ def _with_rectangles(gds: Path, out: Path, rects_um: list[tuple[float, float, fl
     return out
 
 
-def test_net_boxes_cover_each_nets_wiring(routed):
+def test_net_segment_boxes_cover_each_nets_wiring(routed):
     _, final_def = routed
-    boxes = net_boxes(final_def, {"clk", "no_such_net"})
+    segments = net_segment_boxes(final_def, {"clk", "no_such_net"})
+    boxes = {n: (min(b[0] for b in bs), min(b[1] for b in bs), max(b[2] for b in bs), max(b[3] for b in bs))
+             for n, bs in segments.items()}
     assert set(boxes) == {"clk"}
     x1, y1, x2, y2 = boxes["clk"]
     assert 0 <= x1 < x2 and 0 <= y1 < y2

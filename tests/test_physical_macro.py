@@ -13,7 +13,7 @@ import pytest
 from closer.errors import InputError
 from closer.pdk import pdk
 from closer.physical.floorplan.floorplan import FloorplanConfig, make_floorplan, rail_ys
-from closer.physical.floorplan.macros import MacroPlacement, block_views
+from closer.physical.floorplan.macros import MacroPlacement
 from closer.physical.io.lef import read_macros, read_tech
 from closer.physical.io.netlist import read_netlist, synthesize, yosys_json
 from closer.physical.route import blockpins
@@ -29,13 +29,14 @@ def wrap(tmp_path_factory):
     """The wrapper's gate netlist (real Yosys) and what the floorplan needs."""
     require_tool("yosys")
     p = pdk()
-    views = block_views(p.sram_macros)
+    sram = p.macro(SRAM)
+    liberty = sram.liberty_for("tt_025C_1v80")
     work = tmp_path_factory.mktemp("sram_wrap")
     v = synthesize([FIXTURE], "sram_wrap", p.liberty("tt_025C_1v80"), work / "sram_wrap.v", work / "synth.log",
-                   macro_liberties=(views[SRAM].liberty,))
+                   macro_liberties=(liberty,))
     netlist = read_netlist(yosys_json(v, "sram_wrap", p.liberty("tt_025C_1v80"), work / "n.json", work / "j.log",
-                                      (views[SRAM].liberty,)), "sram_wrap")
-    macros = {**read_macros(p.cell_lef), SRAM: read_macros(views[SRAM].lef)[SRAM]}
+                                      (liberty,)), "sram_wrap")
+    macros = {**read_macros(p.cell_lef), SRAM: read_macros(sram.lef)[SRAM]}
     return v, netlist, macros, read_tech(p.tech_lef)
 
 
@@ -76,6 +77,31 @@ def test_bad_macro_placements_are_refused(wrap, placements, message):
     _, netlist, macros, _ = wrap
     with pytest.raises(InputError, match=message):
         make_floorplan(netlist, macros, FloorplanConfig(), placements)
+
+
+def test_overlapping_macros_are_refused(wrap):
+    """Two macros whose outlines or halos meet are refused (their metal would short)."""
+    import copy
+
+    _, netlist, macros, _ = wrap
+    two = copy.deepcopy(netlist)
+    two.instances["u_sram2"] = copy.deepcopy(two.instances["u_sram"])
+    two.instances["u_sram2"].name = "u_sram2"
+    apart = MacroPlacement("u_sram2", 20.0, 480.0, "N", 20.0)
+    make_floorplan(two, macros, FloorplanConfig(), (PLACE, apart))
+    with pytest.raises(InputError, match="overlap"):
+        make_floorplan(two, macros, FloorplanConfig(), (PLACE, MacroPlacement("u_sram2", 20.0, 430.0, "N", 20.0)))
+
+
+def test_a_power_pin_with_no_met4_strip_is_refused(wrap):
+    """The stubs join met4 strips; a macro whose power pin has none is an error, not a silent open."""
+    import copy
+
+    _, netlist, macros, _ = wrap
+    odd = copy.deepcopy(macros)
+    odd[SRAM].pins["vccd1"].rects = [(layer, r) for layer, r in odd[SRAM].pins["vccd1"].rects if layer != "met4"]
+    with pytest.raises(InputError, match="power pin vccd1 has no met4 strip"):
+        make_floorplan(netlist, odd, FloorplanConfig(), (PLACE,))
 
 
 def _spaced(rects_a, rects_b, spacing):

@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 
 from closer import procs
 from closer.errors import InputError
-from closer.pdk import ALL_CORNERS, CORNERS, PdkPaths, pdk
+from closer.pdk import ALL_CORNERS, CORNERS, MacroAbstract, PdkPaths, pdk
 from closer.physical.cts import cts
 from closer.physical.io import defio, netlist as netlist_mod
 from closer.physical.place import congestion, inflation, place
@@ -40,7 +40,7 @@ from closer.physical.repair import buffering, cleanup, diodes, fanout, hold, inc
 from closer.physical.route import bands, blockpins, groute, pinaccess, route
 from closer.physical.signoff import antenna, drc, gds, lvs, parasitics, signoff_drc, sta
 from closer.physical.floorplan.floorplan import FloorplanConfig, Layout, insert_fill, make_floorplan
-from closer.physical.floorplan.macros import BlockViews, MacroPlacement, block_views
+from closer.physical.floorplan.macros import MacroPlacement
 from closer.physical.io.lef import Macro, Tech, read_macros, read_tech
 from closer.physical.io.netlist import Netlist
 from closer.sdc import SdcPolicy, write_canonical
@@ -141,7 +141,7 @@ class Context:
     pdk: PdkPaths
     tech: Tech
     macros: dict[str, Macro]
-    blocks: dict[str, BlockViews] = field(default_factory=dict)  # hard macros the netlist uses (master -> views)
+    blocks: dict[str, MacroAbstract] = field(default_factory=dict)  # hard macros the netlist uses (master -> views)
     input_netlist_v: Path | None = None  # the netlist the run was given (netlist_v follows the edits)
     netlist: Netlist | None = None
     layout: Layout | None = None
@@ -164,7 +164,7 @@ class Context:
     def liberties(self, corner: str) -> list[Path]:
         """The standard cells' Liberty at `corner`, then each hard macro's (its only file, at
         every corner: the PDK's SRAMs have TT timing only)."""
-        return [self.pdk.liberty(corner), *(b.liberty for b in self.blocks.values() if b.liberty)]
+        return [self.pdk.liberty(corner), *(b.liberty_for(corner) for b in self.blocks.values())]
 
     def black_boxes(self) -> dict[str, tuple[Path, Macro]]:
         """The hard macros, drawn from their LEF (the PDK has no GDS of them)."""
@@ -204,9 +204,9 @@ class ReadNetlist(Step):
 
     def run(self, ctx):
         lib = ctx.pdk.liberty(ctx.config.signoff_corner)
-        available = block_views(ctx.pdk.sram_macros)
+        available = {m: a for m in ctx.pdk.macro_names() if (a := ctx.pdk.macro(m)) is not None}
         netlist_mod.yosys_json(ctx.netlist_v, ctx.top, lib, ctx.paths.netlist_json, ctx.paths.root / "yosys_json.log",
-                               tuple(v.liberty for v in available.values() if v.liberty))
+                               tuple(a.liberty_for(ctx.config.signoff_corner) for a in available.values()))
         ctx.netlist = netlist_mod.read_netlist(ctx.paths.netlist_json, ctx.top)
         ctx.blocks = {m: available[m] for m in sorted(ctx.netlist.masters()) if m in available}
         if ctx.blocks:
@@ -214,7 +214,9 @@ class ReadNetlist(Step):
         return {"closer__netlist__instances": len(ctx.netlist.instances), "closer__netlist__nets": len(ctx.netlist.nets),
                 "closer__macros__count": sum(1 for i in ctx.netlist.instances.values() if i.master in ctx.blocks),
                 **({"closer__macros__gds": "none in the PDK: LEF pins only (black box)",
-                    "closer__macros__liberty": "TT only, used at every corner"} if ctx.blocks else {})}
+                    # each corner -> the corner the macro's Liberty was characterized at
+                    "closer__macros__liberty": "; ".join(f"{m} {c}: {b.liberty_corner_for(c)}" for m, b in ctx.blocks.items()
+                                                         for c in ctx.config.corners)} if ctx.blocks else {})}
 
 
 def _clock_nets(ctx: Context) -> list[str]:

@@ -171,6 +171,7 @@ def make_floorplan(netlist: Netlist, macros: dict[str, Macro], cfg: FloorplanCon
     for p in placements:
         inst = netlist.instances[blocks[p.instance]]
         _place_block(layout, inst.name, inst.master, macros[inst.master], p)
+    _check_apart(layout, {blocks[p.instance]: p for p in placements})
     while layout.rows - len(layout.blocked_rows) < rows:
         layout.rows += 1
     layout.die_w = cols * SITE_W + 2 * core_x0
@@ -201,9 +202,12 @@ def _power_stubs(layout: Layout, name: str, macro: Macro) -> list[PowerStub]:
     stubs = []
     for pin in macro.pins.values():
         net = {"POWER": "VPWR", "GROUND": "VGND"}.get(pin.use)
-        strip = power_strip(pin)
-        if net is None or strip is None:
+        if net is None:
             continue
+        strip = power_strip(pin)
+        if strip is None:  # a power pin left unjoined would only show up as an LVS open
+            raise InputError(f"macro {name} ({placed.master}): power pin {pin.name} has no met4 strip to join "
+                             "to the rails (only met4-strap power pins are supported)")
         sx1, sy1, sx2, sy2 = strip
         if placed.orient == "FS":
             sy1, sy2 = macro.height - sy2, macro.height - sy1
@@ -218,6 +222,17 @@ def _power_stubs(layout: Layout, name: str, macro: Macro) -> list[PowerStub]:
         else:
             raise InputError(f"macro {name}: no {net} rail above or below it to connect pin {pin.name} to")
     return stubs
+
+
+def _check_apart(layout: Layout, placements: dict[str, MacroPlacement]) -> None:
+    """No macro's outline may reach into another's outline or halo."""
+    boxes = sorted(layout.block_boxes.items())
+    for i, (a, (ax0, ay0, ax1, ay1)) in enumerate(boxes):
+        for b, (bx0, by0, bx1, by1) in boxes[i + 1:]:
+            halo = round(max(placements[a].halo_um, placements[b].halo_um) * DBU)
+            if ax0 - halo < bx1 and bx0 < ax1 + halo and ay0 - halo < by1 and by0 < ay1 + halo:
+                raise InputError(f"macro placements {placements[a].instance!r} and {placements[b].instance!r} "
+                                 f"overlap (outline or halo)")
 
 
 def _place_block(layout: Layout, name: str, master: str, macro: Macro, p: MacroPlacement) -> None:

@@ -1,5 +1,5 @@
-"""Hard macros (CLASS BLOCK abstracts such as the SKY130 SRAMs): where the floorplan puts them and
-where their views are.
+"""Hard macros (CLASS BLOCK abstracts such as the SKY130 SRAMs): where the floorplan puts them
+(their LEF and Liberty files: closer.pdk.MacroAbstract).
 
 A macro is placed from the design's floorplan settings (`MacroPlacement`: lower-left corner from
 the core's lower-left, orientation, halo). The rows it and its halo cover hold no standard cells
@@ -11,7 +11,6 @@ record says so (`closer__macros__gds = "LEF pins only"`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from closer.errors import InputError
 
@@ -25,24 +24,6 @@ class MacroPlacement:
     y_um: float
     orient: str = "N"
     halo_um: float = 10.0
-
-
-@dataclass(frozen=True)
-class BlockViews:
-    """A macro's abstract (LEF) and timing (Liberty, one file used at every corner)."""
-
-    master: str
-    lef: Path
-    liberty: Path | None
-
-
-def block_views(macro_dir: Path) -> dict[str, BlockViews]:
-    """Every macro of an open_pdks-style macro folder (`lef/<m>.lef`, `lib/<m>_*.lib`)."""
-    views = {}
-    for lef in sorted((macro_dir / "lef").glob("*.lef")) if macro_dir.is_dir() else []:
-        libs = sorted((macro_dir / "lib").glob(f"{lef.stem}_*.lib"))
-        views[lef.stem] = BlockViews(lef.stem, lef, libs[0] if libs else None)
-    return views
 
 
 def check_placements(placements: tuple[MacroPlacement, ...], blocks: dict[str, str]) -> None:

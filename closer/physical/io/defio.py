@@ -238,15 +238,6 @@ def read_routed_nets(path: Path) -> dict[str, RoutedNet]:
 _POINT = re.compile(r"\(\s*(\S+)\s+(\S+)(?:\s+\S+)?\s*\)")
 
 
-def net_boxes(path: Path, nets: set[str]) -> dict[str, tuple[float, float, float, float]]:
-    """The bounding box (µm) of each of `nets`' wiring in a routed DEF: its NETS routing and its
-    special wiring (pin-access vias, macro pin reaches). Nets without wiring are left out."""
-    out = {}
-    for name, boxes in net_segment_boxes(path, nets).items():
-        out[name] = (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
-    return out
-
-
 def net_segment_boxes(path: Path, nets: set[str]) -> dict[str, list[tuple[float, float, float, float]]]:
     """The box (µm, centre lines) of each wire path and via of `nets` in a routed DEF."""
     text = path.read_text()

@@ -21,10 +21,11 @@ from closer.errors import InputError
 from closer.physical.floorplan.floorplan import DBU, Layout
 from closer.physical.io.lef import Macro, Tech
 from closer.physical.io.netlist import Netlist
+from closer.physical.signoff.drc_deck import RULES
 
 CLEARANCE = 1500  # dbu: the grid point lies at least this far outside the macro's outline
 TAIL = 1100       # dbu: the router's pin reaches this far out beyond the grid point
-SPACING = {"met1": 140, "met2": 140, "met3": 300, "met4": 300, "met5": 1600}  # sky130 m*.2 (dbu)
+SPACING = {r.layer: round(r.value * DBU) for r in RULES if r.kind == "spacing"}  # the deck's m*.2 (dbu)
 Box = tuple[int, int, int, int]
 
 
@@ -34,7 +35,7 @@ class PinReach:
     pin: str
     net: str
     layer: str
-    rects: tuple[Box, ...]   # die coordinates (dbu): the pin's stem out of the macro and its bar to the grid point
+    rects: tuple[Box, ...]   # die coordinates (dbu): stem, bar, router pin, and the landing where it fits
     square: Box              # the via-pad square on that grid point and its tail (the router's view of the pin)
 
 
@@ -75,8 +76,8 @@ def _grid(tech: Tech, layer, axis: str) -> tuple[int, int]:
 
 def _pad_half(tech: Tech, layer) -> int:
     """Half the side (dbu) of the smallest square that holds the layer's wire and the pad of every
-    via to a routed neighbour (met5 is not routed): qrouter moved its tap off a square that a
-    via's met4 pad (M3M4_PR, 0.33 µm) did not fit in, and the stub it meant was never written."""
+    via to a routed neighbour (met5 is not routed), so a via qrouter drops on the router's pin lies
+    on it (M3M4_PR's met4 pad is 0.33 µm, wider than the 0.3 µm wire)."""
     pads = [max(abs(v) for v in r) for via in tech.vias.values() if not any(l == "met5" for l, _ in via.shapes)
             for l, r in via.shapes if l == layer.name]
     return math.ceil(max([layer.width / 2, *pads]) * DBU / 5) * 5 + 5

@@ -437,6 +437,32 @@ def test_antenna_repair_skipped_while_nets_are_unrouted(counter_run, starved_run
     assert done["closer__antenna__repair_skipped"] is None and done["closer__antenna__repair_skipped_unrouted_nets"] == 0
 
 
+def test_repair_skipped_above_its_unrouted_limit(counter_run, tmp_path):
+    """Repair runs no round on a layout with more unrouted nets than `RepairConfig.max_unrouted`
+    and says so; the same starved layout under the limit gets its round (two-way), and the
+    route-complete counter skips nothing."""
+    from closer.physical.place.place import PlaceConfig
+    from closer.physical.repair.repair import RepairConfig
+    from closer.physical.route.route import RouteConfig
+
+    _, work = counter_run
+    runs = {}
+    for limit in (0, None):
+        cfg = PhysicalConfig(clock_port="clk", clock_period_ns=5.0, corners=("tt_025C_1v80",),
+                             route=RouteConfig(layers=2, max_passes=1, cap_at_best_pass=False),
+                             place=PlaceConfig(fallback_spread_pin_peaks=0.0),  # no Replace trial
+                             repair=RepairConfig(rounds=1, item_rounds=0, max_unrouted=limit))
+        runs[limit] = run_physical(work / "counter.v", "counter", None, tmp_path / f"limit{limit}", cfg).metrics
+    over, under = runs[0], runs[None]
+    assert over["closer__route__unrouted_nets"] > 0
+    assert over["closer__repair__skipped"] == "unrouted nets" and over["closer__repair__rounds"] == 0
+    assert over["closer__repair__skipped_unrouted_nets"] == over["closer__route__unrouted_nets"]
+    assert not (tmp_path / "limit0" / "route" / "repair").exists()
+    assert under["closer__repair__skipped"] is None and under["closer__repair__rounds"] == 1
+    assert (tmp_path / "limitNone" / "route" / "repair" / "repair.json").is_file()
+    assert counter_run[0].metrics["closer__repair__skipped"] is None
+
+
 def test_unrouted_json_matches_its_schema(counter_run, starved_run):
     """route/unrouted.json of the real runs (complete, starved, and the starved run's fallback)
     validates against closer/schemas/physical-unrouted.schema.json; perturbed copies do not."""

@@ -87,7 +87,9 @@ def test_a_reroute_that_leaves_problems_falls_back_to_the_full_one(counter_v, tm
                           _config(repair=RepairConfig(rounds=0, item_rounds=0)))
     m = result.metrics
     assert m[f"{ROUND}__resized"] >= 1
-    assert m[f"{ROUND}__incremental_problems"] > 0 and m[f"{ROUND}__full_reroute"] is True
+    # more problems than the layout had before the round (with the rounds off it may have one)
+    assert m[f"{ROUND}__incremental_problems"] > m[f"{ROUND}__problems_before"]
+    assert m[f"{ROUND}__full_reroute"] is True
     later = _steps_after_sizing(tmp_path / "phys")
     assert later.count("Route") == 1 and later.index("Route") > later.index("Lvs")  # after the incremental's checks
     # the full reroute mends what the perturbed incremental one left: every net routed, LVS and
@@ -115,4 +117,23 @@ def test_isolation_buffers_get_their_new_nets_routed_incrementally(counter_v, tm
     assert all("+ ROUTED" in routed[n][0] for n in new)
     rc = (tmp_path / "phys" / "route" / "setup1" / "counter.rc").read_text().splitlines()
     assert new <= {line.split(" ", 1)[0] for line in rc}
+    _assert_signed_off(m)
+
+
+def test_problems_the_layout_already_had_do_not_send_a_round_to_the_full_reroute(counter_v, tmp_path, monkeypatch):
+    """The other side of the fallback: the incremental reroute is judged against the layout the
+    round started from. With three problems counted on every layout (a large design's unrouted
+    nets, which neither reroute frees), the clean incremental reroute leaves as many as it found
+    and no full reroute runs; the same count one higher after the reroute would have sent it there
+    (the test above)."""
+    from closer.physical import flow
+
+    real = flow._signoff_problems
+    monkeypatch.setattr(flow, "_signoff_problems", lambda ctx: real(ctx) + 3)
+    result = run_physical(counter_v, "counter", None, tmp_path / "phys", _config())
+    m = result.metrics
+    assert m[f"{ROUND}__resized"] >= 1
+    assert m[f"{ROUND}__problems_before"] == 3 and m[f"{ROUND}__incremental_problems"] == 3
+    assert m[f"{ROUND}__full_reroute"] is False
+    assert "Route" not in _steps_after_sizing(tmp_path / "phys")
     _assert_signed_off(m)

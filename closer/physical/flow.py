@@ -586,6 +586,13 @@ class Repair(Step):
 
     def run(self, ctx):
         r = ctx.route_result
+        limit = ctx.config.repair.max_unrouted
+        if limit is not None and r.failed_nets > limit:
+            return {"closer__repair__skipped": "unrouted nets", "closer__repair__skipped_unrouted_nets": r.failed_nets,
+                    "closer__repair__rounds": 0, "closer__repair__kept": 0, "closer__repair__out_of_time": False,
+                    "closer__route__unrouted_nets": r.failed_nets, "closer__route__failed_net_names": r.failed[:50],
+                    **drc_metrics(ctx.drc_result), **lvs_metrics(ctx.lvs_result)}
+
         def shorts_located(final_def, v):
             nets = [{n for n in s["nets"] if not n.startswith("<")} for s in v.shorts]
             return repair.short_windows(final_def, ctx.pdk.tech_lef, ctx.paths.router_lef, nets) if nets else []
@@ -649,7 +656,7 @@ class Repair(Step):
             ctx.route_result.routed_def, ctx.route_result.rc_file = best.routed_def, best.rc_file
             ctx.route_result.failed, ctx.route_result.failed_nets = best.failed, len(best.failed)
             ctx.drc_result, ctx.lvs_result = best.drc, best.lvs
-        return {**windowed_check,
+        return {**windowed_check, "closer__repair__skipped": None, "closer__repair__skipped_unrouted_nets": 0,
                 "closer__repair__rounds": sum(1 for e in log.rounds if e.get("result") in ("kept", "discarded")),
                 "closer__repair__out_of_time": bool(cut) or any(e.get("result") == "out of time" for e in log.rounds),
                 "closer__repair__kept": sum(1 for e in log.rounds if e.get("result") == "kept"),
@@ -948,9 +955,13 @@ def _reroute_after_setup_repair(ctx: Context, changed: list[str], k: int) -> dic
     changed cells' nets and the nets with wiring near their new footprints rerouted, every other
     wire kept: a vacated site gets fill, which has nothing but the rails every cell has), and by
     the full reroute (REROUTE_STEPS) when that leaves unrouted nets, Closer-deck markers or LVS
-    problems, or with `SizingConfig.incremental_reroute` off. The checks are whole-chip either way."""
+    problems than the layout had before the round (those it started with are not the round's: a
+    large design's unrouted nets would otherwise send every round into a full reroute that does
+    not free them either), or with `SizingConfig.incremental_reroute` off. The checks are
+    whole-chip either way."""
     out: dict[str, Any] = {"full_reroute": True}
     if ctx.config.sizing.incremental_reroute:
+        before = _signoff_problems(ctx)
         nets = incremental.cell_nets(ctx.netlist, changed)
         windows = incremental.cell_windows((ctx.layout.cells[n] for n in changed), ctx.macros)
         chosen = _reroute_changed_cells(ctx, nets, windows, ctx.paths.route_dir / f"setup{k}",
@@ -959,8 +970,9 @@ def _reroute_after_setup_repair(ctx: Context, changed: list[str], k: int) -> dic
             if step_cls.id in SIGNOFF_STEPS:
                 step_cls().start(ctx)
         left = _signoff_problems(ctx)
-        out = {"rerouted_nets": len(chosen), "incremental_problems": left, "full_reroute": left > 0}
-        if not left:
+        out = {"rerouted_nets": len(chosen), "problems_before": before, "incremental_problems": left,
+               "full_reroute": left > before}
+        if not out["full_reroute"]:
             return out
     for step_cls in STEPS:
         if step_cls.id in REROUTE_STEPS:

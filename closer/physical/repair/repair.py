@@ -52,6 +52,11 @@ class RepairConfig:
     # signoff.drc windows) and takes the rest from the round it started from; the kept layout is
     # checked whole once at the end (PicoRV32: a whole-chip DRC is ~42 s a round)
     windowed_min_instances: int = 3000
+    # no round on a layout with more unrouted nets than this (None: always): a round reroutes every
+    # problem net against fixed dense wiring, and at this scale qrouter's rip-up does not free them
+    # (PicoRV32 205 and 1,038 unrouted, firdma full 236: 788-954 s of rounds, none kept); the step
+    # records why (closer__repair__skipped) and the layout goes on unchanged
+    max_unrouted: int | None = 100
 
 
 @dataclass

@@ -361,6 +361,54 @@ def test_bad_input_names_the_file(tmp_path):
         run_physical(tmp_path / "missing.v", "x", None, tmp_path / "out", PhysicalConfig(clock_port="clk", clock_period_ns=5))
     with pytest.raises(InputError, match="pin_access"):
         PhysicalConfig(pin_access="bogus")
+    with pytest.raises(InputError, match="large_pin_access"):
+        PhysicalConfig(large_pin_access="bogus")
+
+
+def test_pin_access_mode_by_design_size():
+    """Large netlists are routed with every pin a met1 pad; the suite's sizes keep hybrid."""
+    cfg = PhysicalConfig()
+    assert cfg.pin_access_for(cfg.large_pin_access_min_nets - 1) == "hybrid"
+    assert cfg.pin_access_for(cfg.large_pin_access_min_nets) == "pads"
+    assert PhysicalConfig(large_pin_access=None).pin_access_for(10**6) == "hybrid"
+    assert PhysicalConfig(pin_access="lef", large_pin_access_min_nets=10).pin_access_for(9) == "lef"
+
+
+def test_pads_mode_routes_clean_and_lvs_sees_each_pad_via(counter_run, tmp_path):
+    """The counter routed as a large design is (pads from 1 net): qrouter sees every accessible
+    signal pin as a met1 pad, the final DEF carries an L1M1_PR via at each connected pin's access
+    point, and the layout routes completely, DRC- and LVS-clean. The other way: with those vias
+    taken out of the final DEF, LVS reports the pins open."""
+    import re
+
+    from closer.physical import flow
+    from closer.physical.route import route
+    from closer.physical.signoff import gds, lvs
+
+    _, work = counter_run
+    cfg = PhysicalConfig(clock_port="clk", clock_period_ns=5.0, corners=("tt_025C_1v80",), large_pin_access_min_nets=1)
+    result = run_physical(work / "counter.v", "counter", None, tmp_path / "pads", cfg)
+    m = result.metrics
+    assert m["closer__pin_access__mode"] == "pads"
+    assert counter_run[0].metrics["closer__pin_access__mode"] == "hybrid"
+    assert m["closer__route__unrouted_nets"] == 0 and m["detailedroute__route__drc_errors"] == 0
+    assert m["closer__signoff__lvs__clean"] is True and m["closer__signoff__official_drc__errors"] == 0
+    lef = (tmp_path / "pads" / "router_cells.lef").read_text()
+    dfx = lef[lef.index("MACRO sky130_fd_sc_hd__dfxtp_1"):]
+    d_pin = dfx[dfx.index("PIN D"):dfx.index("END D")]
+    assert "LAYER met1" in d_pin and "LAYER li1" not in d_pin
+    final = (tmp_path / "pads" / "final.def").read_text()
+    vias = re.findall(r"li1 0 \( \d+ \d+ \) L1M1_PR", final)
+    assert len(vias) >= m["closer__pin_access__pins"] // 4  # one per connected pin (count: several per cell)
+    ctx = result.context
+    no_vias = {master: {pin: None for pin in pins} for master, pins in ctx.access.items()}
+    stripped = route.finalize_def(ctx.route_result.routed_def, ctx.layout, ctx.netlist, ctx.macros, no_vias,
+                                  tmp_path / "stripped.def", "pads", ctx.route_result.failed)
+    assert len(re.findall(r"L1M1_PR", stripped.read_text())) < len(re.findall(r"L1M1_PR", final))
+    g = gds.def_to_gds(stripped, ctx.pdk.tech_lef, ctx.pdk.cell_lef, ctx.pdk.gds, tmp_path / "stripped.gds",
+                       flow.port_names(ctx.netlist), ctx.black_boxes())
+    v = lvs.run_lvs(g, ctx.layout, ctx.netlist, ctx.macros, tmp_path / "lvs")
+    assert len(v.opens) >= 10
 
 
 @pytest.fixture(scope="module")

@@ -61,6 +61,13 @@ class PhysicalConfig:
     hold: hold.HoldConfig = field(default_factory=hold.HoldConfig)
     antenna: antenna.AntennaConfig = field(default_factory=antenna.AntennaConfig)
     pin_access: str = "hybrid"   # "lef" | "hybrid" | "pads" (see pinaccess)
+    # from large_pin_access_min_nets nets (None: never) every pin is a met1 pad on its access
+    # point: qrouter then holds the point for the pin's net, so no other net's met1 wire walls
+    # the pin in (PicoRV32, stage 1 with the same settings: 205 failed nets with hybrid, 52 with
+    # pads; docs/physical.md "Pins held for their nets"); the suite's designs keep the mode their
+    # sign-off was measured with
+    large_pin_access: str | None = "pads"
+    large_pin_access_min_nets: int = 3000
     corners: tuple[str, ...] = CORNERS
     signoff_corner: str = "tt_025C_1v80"  # the corner of the finish__* timing and power keys
     clock_port: str | None = None         # used when no SDC is given
@@ -69,11 +76,19 @@ class PhysicalConfig:
     macros: tuple[MacroPlacement, ...] = ()  # hard macros of the netlist, from the floorplan settings
 
     def __post_init__(self) -> None:
-        if self.pin_access not in ("lef", "hybrid", "pads"):
-            raise InputError(f"pin_access {self.pin_access!r}: expected lef, hybrid or pads")
+        for key in ("pin_access", "large_pin_access"):
+            mode = getattr(self, key)
+            if mode not in ("lef", "hybrid", "pads") and not (key == "large_pin_access" and mode is None):
+                raise InputError(f"{key} {mode!r}: expected lef, hybrid or pads")
         unknown = [c for c in self.corners if c not in ALL_CORNERS]
         if unknown or self.signoff_corner not in self.corners:
             raise InputError(f"corners {self.corners} / signoff_corner {self.signoff_corner}: known {ALL_CORNERS}")
+
+    def pin_access_for(self, nets: int) -> str:
+        """The pin-access mode a netlist of `nets` nets is routed with."""
+        if self.large_pin_access is not None and nets >= self.large_pin_access_min_nets:
+            return self.large_pin_access
+        return self.pin_access
 
 
 class PhysicalPaths:
@@ -160,6 +175,11 @@ class Context:
     def __post_init__(self) -> None:
         if self.input_netlist_v is None:
             self.input_netlist_v = self.netlist_v
+
+    @property
+    def pin_access(self) -> str:
+        """The pin-access mode this netlist is routed with (PhysicalConfig.pin_access_for)."""
+        return self.config.pin_access_for(len(self.netlist.nets))
 
     def liberties(self, corner: str) -> list[Path]:
         """The standard cells' Liberty at `corner`, then each hard macro's (its only file, at
@@ -378,10 +398,10 @@ class PinAccess(Step):
         masters = ctx.netlist.masters() | {c.master for c in ctx.layout.physical}
         ctx.access = pinaccess.access_table(ctx.macros, masters, ctx.pdk.gds, ctx.paths.access_cache)
         ctx.layout.pin_reaches = blockpins.reaches(ctx.layout, ctx.netlist, ctx.macros, ctx.tech)
-        pinaccess.write_router_lef(ctx.macros, ctx.access, ctx.paths.router_lef, ctx.config.pin_access,
+        pinaccess.write_router_lef(ctx.macros, ctx.access, ctx.paths.router_lef, ctx.pin_access,
                                    blockpins.router_pins(ctx.layout, ctx.macros, ctx.layout.pin_reaches))
         pins = [a for t in ctx.access.values() for a in t.values()]
-        return {"closer__pin_access__pins": len(pins),
+        return {"closer__pin_access__mode": ctx.pin_access, "closer__pin_access__pins": len(pins),
                 "closer__pin_access__pads": sum(1 for a in pins if a and a.needs_pad),
                 "closer__pin_access__none": sum(1 for a in pins if a is None)}
 
@@ -413,7 +433,7 @@ class Route(Step):
     def _finish(ctx: Context, r: route.RouteResult, guides: Path | None, planned: dict[str, Any]) -> dict[str, Any]:
         ctx.route_result = r
         route.finalize_def(r.routed_def, ctx.layout, ctx.netlist, ctx.macros, ctx.access, ctx.paths.final_def,
-                           ctx.config.pin_access, r.failed)
+                           ctx.pin_access, r.failed)
         nets = defio.read_routed_nets(ctx.paths.final_def)
         wl = sum(n.wire_length_dbu for n in nets.values()) / 1000
         points = route.fall_through_points(r.log, r.failed) if r.log and r.log.is_file() else {}
@@ -623,7 +643,7 @@ class Repair(Step):
 
         def signoff(routed_def, rc, failed, rdir, base=None, nets=frozenset()):
             final_def = route.finalize_def(routed_def, ctx.layout, ctx.netlist, ctx.macros, ctx.access,
-                                           rdir / "final.def", cfg.pin_access, failed)
+                                           rdir / "final.def", ctx.pin_access, failed)
             gds_path = gds.def_to_gds(final_def, ctx.pdk.tech_lef, ctx.pdk.cell_lef, ctx.pdk.gds, rdir / f"{ctx.top}.gds",
                                       port_names(ctx.netlist), ctx.black_boxes())
             if cfg.repair.fill:
@@ -837,7 +857,7 @@ def _reroute_changed_cells(ctx: Context, nets: set[str], windows: list[repair.Wi
     r.failed = sorted(set(n for n in r.failed if n not in chosen) | set(failed))
     r.failed_nets = len(r.failed)
     route.finalize_def(routed_def, ctx.layout, ctx.netlist, ctx.macros, ctx.access, ctx.paths.final_def,
-                       ctx.config.pin_access, r.failed)
+                       ctx.pin_access, r.failed)
     return chosen
 
 

@@ -612,7 +612,29 @@ def reroute(tech_lef: Path, router_lef: Path, routed_def: Path, rc_file: Path, l
     if not out_def.is_file():
         raise ToolError(f"qrouter wrote no DEF in the repair run; log: {done.log}")
     failed = failed_nets(done.log) if final else []
+    # stage 2 rips up `ignore`d nets that block a route (and reroutes them, or not): their old
+    # wiring in `routed_def` is stale, so they are taken from qrouter's output like `nets`; one
+    # that came out without wiring is unrouted (qrouter does not list an ignored net as failed)
+    ripped = ripped_nets(done.log) - set(nets)
+    out_text = out_def.read_text()
+    lost = sorted(ripped - routed_net_names(out_text))
     merged = work / f"{layout.top}_route.def"
-    merged.write_text(splice_routes(text, out_def.read_text(), nets))
-    rc = splice_rc(rc_file, out_rc, nets, work / f"{layout.top}.rc")
-    return merged, rc, failed
+    merged.write_text(splice_routes(text, out_text, set(nets) | ripped))
+    rc = splice_rc(rc_file, out_rc, set(nets) | ripped, work / f"{layout.top}.rc")
+    return merged, rc, failed + [n for n in lost if n not in failed]
+
+
+_RIPPED = re.compile(r"^Ripping up (?:blocking )?net (\S+)$", re.M)
+
+
+def ripped_nets(log: Path) -> set[str]:
+    """The nets qrouter's log says it ripped up."""
+    return set(_RIPPED.findall(log.read_text(errors="replace")))
+
+
+def routed_net_names(def_text: str) -> set[str]:
+    """The nets of a DEF's NETS section that have wiring (qrouter leaves an unrouted net's entry
+    without ROUTED, and without its terminating semicolon)."""
+    from closer.physical.io.defnets import block_name, net_blocks
+
+    return {block_name(b) for b in net_blocks(def_text)[2] if "+ ROUTED" in b}

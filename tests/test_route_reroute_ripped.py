@@ -1,0 +1,99 @@
+"""route.reroute when qrouter's stage 2 rips up an `ignore`d net (recorded behaviour of qrouter
+1.4.88: "Ripping up blocking net X" for a net it was told to ignore; its output DEF then carries no
+wiring for X, since emit_routes skips ignored nets). The old wiring of X is stale (the rerouted net
+now runs where it was), so it must not be kept: X comes out unrouted and listed as failed, which the
+repair then reroutes. Measured on firdma small's first antenna round (2026-12-05): 45 ignored nets
+ripped, 5 LVS shorts when their old wiring was kept. The qrouter run is replaced by its recorded
+files; the splice is what is tested (the flow's repair tests run the real qrouter)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+from closer.physical.route import route
+
+BASE = """VERSION 5.8 ;
+DESIGN t ;
+UNITS DISTANCE MICRONS 1000 ;
+DIEAREA ( 0 0 ) ( 10000 10000 ) ;
+NETS 3 ;
+- a
+  ( u1 Y ) ( u2 A )
+  + USE SIGNAL
+  + ROUTED met1 ( 1000 1190 ) ( 5000 * ) ;
+- b
+  ( u3 Y ) ( u4 A )
+  + USE SIGNAL
+  + ROUTED met1 ( 1000 2550 ) ( 5000 * ) ;
+- c
+  ( u5 Y ) ( u6 A )
+  + USE SIGNAL
+  + ROUTED met1 ( 1000 3910 ) ( 5000 * ) ;
+END NETS
+SPECIALNETS 0 ;
+END SPECIALNETS
+END DESIGN
+"""
+
+# qrouter's output: `a` rerouted over b's old row, b ripped (no wiring written), c untouched
+OUT = """VERSION 5.8 ;
+DESIGN t ;
+UNITS DISTANCE MICRONS 1000 ;
+DIEAREA ( 0 0 ) ( 10000 10000 ) ;
+NETS 3 ;
+- a
+  ( u1 Y ) ( u2 A )
+  + USE SIGNAL
+  + ROUTED met1 ( 1000 2550 ) ( 5000 * ) ;
+- b
+  ( u3 Y ) ( u4 A )
+  + USE SIGNAL
+- c
+  ( u5 Y ) ( u6 A )
+  + USE SIGNAL
+END NETS
+SPECIALNETS 0 ;
+END SPECIALNETS
+END DESIGN
+"""
+
+
+def _fake_qrouter(monkeypatch, log_text: str):
+    def run(cmd, log, check=False):  # noqa: ARG001
+        (log.parent / "rerouted.def").write_text(OUT)
+        (log.parent / "rerouted.rc").write_text("a 1\n")
+        log.write_text(log_text)
+        return SimpleNamespace(log=log)
+
+    monkeypatch.setattr(route, "qrouter_binary", lambda: Path("qrouter"))
+    monkeypatch.setattr(route, "_script", lambda *a, **k: "")
+    monkeypatch.setattr(route, "run", run)
+
+
+def _reroute(tmp_path: Path):
+    base = tmp_path / "t_route.def"
+    base.write_text(BASE)
+    rc = tmp_path / "t.rc"
+    rc.write_text("a 0\nb 0\nc 0\n")
+    work = tmp_path / "r"
+    work.mkdir()
+    layout = SimpleNamespace(top="t")
+    merged, _, failed = route.reroute(Path("tech.lef"), Path("cells.lef"), base, rc, layout, work,
+                                      route.RouteConfig(), {"a"}, [])
+    return merged.read_text(), failed
+
+
+def test_a_ripped_ignored_net_is_not_kept_with_its_stale_wiring(tmp_path, monkeypatch):
+    _fake_qrouter(monkeypatch, "Best route of a collides with net: b\nRipping up blocking net b\nCLOSER_FINAL 0\n")
+    text, failed = _reroute(tmp_path)
+    assert "( 1000 2550 )" in text.split("- b")[0]          # a's new wiring
+    b = text.split("- b")[1].split("- c")[0]
+    assert "ROUTED" not in b and failed == ["b"]              # b: old wiring gone, reported unrouted
+    assert "( 1000 3910 )" in text.split("- c")[1]           # c kept as it was
+
+
+def test_without_a_rip_up_the_ignored_nets_keep_their_wiring(tmp_path, monkeypatch):
+    _fake_qrouter(monkeypatch, "CLOSER_FINAL 0\n")
+    text, failed = _reroute(tmp_path)
+    assert "( 1000 2550 )" in text.split("- b")[1].split("- c")[0] and failed == []

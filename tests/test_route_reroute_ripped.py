@@ -90,6 +90,7 @@ def test_a_ripped_ignored_net_is_not_kept_with_its_stale_wiring(tmp_path, monkey
     assert "( 1000 2550 )" in text.split("- b")[0]          # a's new wiring
     b = text.split("- b")[1].split("- c")[0]
     assert "ROUTED" not in b and failed == ["b"]              # b: old wiring gone, reported unrouted
+    assert b.rstrip().endswith(";")                           # a well-formed entry (qrouter's has no ';')
     assert "( 1000 3910 )" in text.split("- c")[1]           # c kept as it was
 
 
@@ -97,3 +98,24 @@ def test_without_a_rip_up_the_ignored_nets_keep_their_wiring(tmp_path, monkeypat
     _fake_qrouter(monkeypatch, "CLOSER_FINAL 0\n")
     text, failed = _reroute(tmp_path)
     assert "( 1000 2550 )" in text.split("- b")[1].split("- c")[0] and failed == []
+
+
+def test_a_ripped_net_the_new_wiring_does_not_touch_keeps_its_wiring(tmp_path, monkeypatch):
+    """qrouter routed the ripped net again in memory (not written): where the rerouted nets' new
+    wiring stays off its old wiring, that wiring is still valid and kept."""
+    _fake_qrouter(monkeypatch, "Ripping up blocking net c\nCLOSER_FINAL 0\n")
+    text, failed = _reroute(tmp_path)
+    assert "( 1000 3910 )" in text.split("- c")[1] and failed == []
+
+
+def test_wire_boxes_and_stale_nets():
+    """Centre-line boxes per layer, a via on both of its layers; touching on one layer is stale."""
+    text = BASE.replace("( 5000 * ) ;\n- b", "( 5000 * ) M1M2_PR\n    NEW met2 ( 5000 1190 ) ( * 2550 ) ;\n- b")
+    boxes = route.wire_boxes(text, {"a"})["a"]
+    assert ("met1", 1000, 1190, 5000, 1190) in boxes and ("met2", 5000, 1190, 5000, 1190) in boxes
+    assert ("met2", 5000, 1190, 5000, 2550) in boxes
+    # a's met2 ends above b's met1 wire: another layer, not stale; a via down there lands on it
+    assert route.stale_nets(BASE, text, {"b", "c"}, {"a"}) == set()
+    down = text.replace("( * 2550 ) ;", "( * 2550 ) M1M2_PR ;")
+    assert ("met1", 5000, 2550, 5000, 2550) in route.wire_boxes(down, {"a"})["a"]
+    assert route.stale_nets(BASE, down, {"b", "c"}, {"a"}) == {"b"}

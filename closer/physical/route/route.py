@@ -612,20 +612,15 @@ def reroute(tech_lef: Path, router_lef: Path, routed_def: Path, rc_file: Path, l
     if not out_def.is_file():
         raise ToolError(f"qrouter wrote no DEF in the repair run; log: {done.log}")
     failed = failed_nets(done.log) if final else []
-    # stage 2 rips up `ignore`d nets that block a route (and reroutes them, or not): their old
-    # wiring in `routed_def` is stale, so they are taken from qrouter's output like `nets`; one
-    # that came out without wiring is unrouted (qrouter does not list an ignored net as failed)
-    ripped = ripped_nets(done.log) - set(nets)
+    # stage 2 also rips up `ignore`d nets that block a route and routes them again, but writes
+    # no wiring for an ignored net (emit_routes) and never lists one as failed: a ripped net keeps
+    # its old wiring unless the new wiring runs over it on a layer; then it loses it and is
+    # reported unrouted, for the repair to route
     out_text = out_def.read_text()
-    # qrouter writes no wiring for an ignored net (emit_routes), even one it ripped up and routed
-    # again: that net keeps its old wiring unless the new wiring now runs over it on a layer
-    # (then it is left unrouted and reported failed, for the repair to route)
-    lost = stale_nets(text, out_text, ripped, set(nets))
-    taken = set(nets) | (ripped & routed_net_names(out_text))
+    lost = stale_nets(text, out_text, ripped_nets(done.log) - set(nets), set(nets))
     merged = work / f"{layout.top}_route.def"
-    # a lost net's entry in qrouter's output is unterminated: its base entry loses its wiring instead
-    merged.write_text(splice_routes(strip_routes(text, lost), out_text, taken))
-    rc = splice_rc(rc_file, out_rc, taken, work / f"{layout.top}.rc")
+    merged.write_text(splice_routes(strip_routes(text, lost), out_text, set(nets)))
+    rc = splice_rc(rc_file, out_rc, set(nets), work / f"{layout.top}.rc")
     return merged, rc, failed + sorted(lost - set(failed))
 
 
@@ -693,11 +688,3 @@ def stale_nets(base_text: str, out_text: str, ripped: set[str], rerouted: set[st
                for layer, x1, y1, x2, y2 in boxes for bx1, by1, bx2, by2 in by_layer.get(layer, ())):
             stale.add(net)
     return stale
-
-
-def routed_net_names(def_text: str) -> set[str]:
-    """The nets of a DEF's NETS section that have wiring (qrouter leaves an unrouted net's entry
-    without ROUTED, and without its terminating semicolon)."""
-    from closer.physical.io.defnets import block_name, net_blocks
-
-    return {block_name(b) for b in net_blocks(def_text)[2] if "+ ROUTED" in b}

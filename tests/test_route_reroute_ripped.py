@@ -36,27 +36,11 @@ END SPECIALNETS
 END DESIGN
 """
 
-# qrouter's output: `a` rerouted over b's old row, b ripped (no wiring written), c untouched
-OUT = """VERSION 5.8 ;
-DESIGN t ;
-UNITS DISTANCE MICRONS 1000 ;
-DIEAREA ( 0 0 ) ( 10000 10000 ) ;
-NETS 3 ;
-- a
-  ( u1 Y ) ( u2 A )
-  + USE SIGNAL
-  + ROUTED met1 ( 1000 2550 ) ( 5000 * ) ;
-- b
-  ( u3 Y ) ( u4 A )
-  + USE SIGNAL
-- c
-  ( u5 Y ) ( u6 A )
-  + USE SIGNAL
-END NETS
-SPECIALNETS 0 ;
-END SPECIALNETS
-END DESIGN
-"""
+# qrouter's output: `a` rerouted over b's old row; b ripped and c ignored, so neither has wiring
+# (qrouter leaves an ignored net's entry without ROUTED and without its semicolon)
+OUT = (BASE.replace("( 1000 1190 )", "( 1000 2550 )", 1)
+       .replace("  + USE SIGNAL\n  + ROUTED met1 ( 1000 2550 ) ( 5000 * ) ;\n- c", "  + USE SIGNAL\n- c")
+       .replace("  + USE SIGNAL\n  + ROUTED met1 ( 1000 3910 ) ( 5000 * ) ;\n", "  + USE SIGNAL\n"))
 
 
 def _fake_qrouter(monkeypatch, log_text: str):
@@ -108,14 +92,14 @@ def test_a_ripped_net_the_new_wiring_does_not_touch_keeps_its_wiring(tmp_path, m
     assert "( 1000 3910 )" in text.split("- c")[1] and failed == []
 
 
-def test_wire_boxes_and_stale_nets():
+def test_net_spans_and_stale_nets():
     """Centre-line boxes per layer, a via on both of its layers; touching on one layer is stale."""
     text = BASE.replace("( 5000 * ) ;\n- b", "( 5000 * ) M1M2_PR\n    NEW met2 ( 5000 1190 ) ( * 2550 ) ;\n- b")
-    boxes = route.wire_boxes(text, {"a"})["a"]
-    assert ("met1", 1000, 1190, 5000, 1190) in boxes and ("met2", 5000, 1190, 5000, 1190) in boxes
-    assert ("met2", 5000, 1190, 5000, 2550) in boxes
+    spans = route.net_spans(text, {"a"})["a"]
+    assert (1000, 1190, 5000, 1190) in spans["met1"] and (5000, 1190, 5000, 1190) in spans["met2"]
+    assert (5000, 1190, 5000, 2550) in spans["met2"]
     # a's met2 ends above b's met1 wire: another layer, not stale; a via down there lands on it
     assert route.stale_nets(BASE, text, {"b", "c"}, {"a"}) == set()
     down = text.replace("( * 2550 ) ;", "( * 2550 ) M1M2_PR ;")
-    assert ("met1", 5000, 2550, 5000, 2550) in route.wire_boxes(down, {"a"})["a"]
+    assert (5000, 2550, 5000, 2550) in route.net_spans(down, {"a"})["a"]["met1"]
     assert route.stale_nets(BASE, down, {"b", "c"}, {"a"}) == {"b"}

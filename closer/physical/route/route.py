@@ -632,45 +632,12 @@ def ripped_nets(log: Path) -> set[str]:
     return set(_RIPPED.findall(log.read_text(errors="replace")))
 
 
-_VIA_LAYERS = {"L1M1": ("li1", "met1"), "M1M2": ("met1", "met2"), "M2M3": ("met2", "met3"),
-               "M3M4": ("met3", "met4"), "M4M5": ("met4", "met5")}
-_SEG_TOKEN = re.compile(r"\(\s*([-\d*]+)\s+([-\d*]+)(?:\s+[-\d]+)?\s*\)|\b(L1M1|M1M2|M2M3|M3M4|M4M5)_\w*")
-
-
-def wire_boxes(def_text: str, nets: set[str]) -> dict[str, list[tuple[str, int, int, int, int]]]:
-    """Per net of `nets`, its routed wiring as (layer, x1, y1, x2, y2) centre-line boxes (DEF
-    units), a via as a point on both of its layers."""
+def net_spans(def_text: str, nets: set[str]) -> dict[str, dict[str, list[Span]]]:
+    """Per net of `nets` that has wiring, its routing per layer (`_layer_spans`)."""
     from closer.physical.io.defnets import block_name, net_blocks
 
-    out: dict[str, list[tuple[str, int, int, int, int]]] = {}
-    for block in net_blocks(def_text)[2]:
-        name = block_name(block)
-        if name not in nets or "+ ROUTED" not in block:
-            continue
-        boxes = out.setdefault(name, [])
-        for seg in re.split(r"\+\s*ROUTED|\bNEW\b", block.split(";")[0])[1:]:
-            words = seg.split()
-            if not words:
-                continue
-            layer, prev = words[0], None
-            for m in _SEG_TOKEN.finditer(seg):
-                if m.group(3):
-                    if prev is not None:
-                        lo, hi = _VIA_LAYERS[m.group(3)]
-                        boxes += [(lo, *prev, *prev), (hi, *prev, *prev)]
-                        layer = hi if layer == lo else lo
-                    continue
-                xs, ys = m.group(1), m.group(2)
-                if prev is None and "*" in (xs, ys):
-                    continue
-                point = (prev[0] if xs == "*" else int(xs), prev[1] if ys == "*" else int(ys))
-                if prev is not None:
-                    boxes.append((layer, min(prev[0], point[0]), min(prev[1], point[1]),
-                                  max(prev[0], point[0]), max(prev[1], point[1])))
-                else:
-                    boxes.append((layer, *point, *point))
-                prev = point
-    return out
+    return {block_name(b): _layer_spans(b) for b in net_blocks(def_text)[2]
+            if block_name(b) in nets and "+ ROUTED" in b}
 
 
 def stale_nets(base_text: str, out_text: str, ripped: set[str], rerouted: set[str]) -> set[str]:
@@ -678,13 +645,11 @@ def stale_nets(base_text: str, out_text: str, ripped: set[str], rerouted: set[st
     touches on a layer."""
     if not ripped:
         return set()
-    new = [b for boxes in wire_boxes(out_text, rerouted).values() for b in boxes]
-    by_layer: dict[str, list[tuple[int, int, int, int]]] = {}
-    for layer, *box in new:
-        by_layer.setdefault(layer, []).append(tuple(box))
-    stale = set()
-    for net, boxes in wire_boxes(base_text, ripped).items():
-        if any(x1 <= bx2 and bx1 <= x2 and y1 <= by2 and by1 <= y2
-               for layer, x1, y1, x2, y2 in boxes for bx1, by1, bx2, by2 in by_layer.get(layer, ())):
-            stale.add(net)
-    return stale
+    new: dict[str, list[Span]] = {}
+    for layers in net_spans(out_text, rerouted).values():
+        for layer, spans in layers.items():
+            new.setdefault(layer, []).extend(spans)
+    return {net for net, layers in net_spans(base_text, ripped).items()
+            if any(x1 <= bx2 and bx1 <= x2 and y1 <= by2 and by1 <= y2
+                   for layer, spans in layers.items() for x1, y1, x2, y2 in spans
+                   for bx1, by1, bx2, by2 in new.get(layer, ()))}

@@ -7,6 +7,8 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -268,8 +270,89 @@ def test_antenna_repair_inserts_diodes_until_clean(counter_run, tmp_path):
         assert chosen and {n for n in before.keys() | after.keys() if before.get(n) != after.get(n)} <= chosen
         assert sum(1 for n in before if n not in chosen) > 10  # most of the counter's nets were kept
     assert m["closer__antenna__rerouted_nets"] < m["closer__netlist__nets"] / 2
+    assert m["closer__antenna__discarded_rounds"] == []  # each round mended more than it broke
+    assert not list((tmp_path / "tight" / "antenna").glob("round*_discarded"))
     with pytest.raises(Exception, match="only tightens"):
         AntennaConfig(limit_scale=1.5)
+
+
+@pytest.mark.slow
+def test_antenna_round_that_breaks_the_layout_is_discarded(counter_run, tmp_path, monkeypatch):
+    """The other way of the round above: a diode round whose reroute loses a net it did not
+    reroute (as qrouter's rip-up of kept nets once did on PicoRV32; the repair off, so nothing
+    routes it again) leaves the layout worse than its start: the round is undone (netlist,
+    layout, GDS, reports and metrics as before it), its files kept aside, and no further round
+    runs."""
+    from closer.physical.repair.repair import RepairConfig, strip_routes
+    from closer.physical.route import route
+    from closer.physical.signoff.antenna import AntennaConfig
+
+    real = route.reroute
+    lost: list[str] = []
+
+    def lossy_reroute(tech_lef, router_lef, routed_def, rc_file, layout, work, cfg, nets, *args, **kw):
+        merged, rc, failed = real(tech_lef, router_lef, routed_def, rc_file, layout, work, cfg, nets, *args, **kw)
+        text = merged.read_text()
+        victim = min(n for n in _routed_nets(text) - set(nets) if n.startswith("_"))
+        lost.append(victim)
+        merged.write_text(strip_routes(text, {victim}))
+        return merged, rc, failed + [victim]
+
+    monkeypatch.setattr(route, "reroute", lossy_reroute)
+    _, work = counter_run
+    cfg = PhysicalConfig(clock_port="clk", clock_period_ns=5.0, corners=("tt_025C_1v80",),
+                         repair=RepairConfig(rounds=0, item_rounds=0), antenna=AntennaConfig(limit_scale=0.1))
+    out = tmp_path / "lossy"
+    result = run_physical(work / "counter.v", "counter", None, out, cfg)
+    m = result.metrics
+    assert lost and m["closer__antenna__repair_rounds"] == 1 and m["closer__antenna__discarded_rounds"] == [1]
+    # the run's layout is the round's start: route-complete, LVS clean, no diode, its violations
+    assert m["closer__route__unrouted_nets"] == 0 and m["closer__signoff__lvs__clean"] is True
+    assert m["detailedroute__antenna_diodes_count"] == 0 and "ant_diode_" not in result.netlist.read_text()
+    assert m["detailedroute__antenna__violating__nets"] == m["closer__antenna__violating_nets_before_repair"] > 0
+    start, aside = out / "antenna" / "round1_start", out / "antenna" / "round1_discarded"
+    assert (out / "counter.gds").read_bytes() == (start / "counter.gds").read_bytes()
+    assert (aside / "counter.gds").read_bytes() != (start / "counter.gds").read_bytes()
+    routed = {f: _routed_nets((f / "final.def").read_text()) for f in (out, aside)}
+    assert lost[0] in routed[out] and lost[0] not in routed[aside]
+    assert json.loads((out / "antenna" / "antenna.json").read_text()) == \
+        json.loads((out / "antenna" / "before_round1.json").read_text())
+    # the round's own steps stay in the record (append-only), the discarded layout's LVS among them
+    lvs_runs = [s["metrics"] for s in result.steps if s["step"] == "Lvs"]
+    assert len(lvs_runs) == 2 and lvs_runs[1]["closer__signoff__lvs__clean"] is False
+
+
+def test_a_reroute_writes_each_kept_net_it_ripped_up(counter_run, tmp_path):
+    """qrouter patch "release" two-way, on the counter's first repair round, where qrouter's stage 2
+    rips up a net the round keeps (`ignore`) to route the round's failing net: the round (as every
+    repair round, route.RELEASE) has it released and written with new wiring, taken into the
+    spliced layout; its same input without the part rips the same net up and writes no wiring for
+    it (issue 19's stale reroutes: the caller kept the old wiring under the new routes)."""
+    from closer.physical.route.route import PATCH_ENV, qrouter_binary, released_nets, ripped_nets
+    from closer.procs import Command, run
+
+    _, work = counter_run
+    done = work / "phys" / "route" / "repair" / "round1"
+    script = (done / "reroute.tcl").read_text()
+    kept = set(re.search(r"^ignore (.*)$", script, re.M).group(1).split())
+    released = released_nets(done / "qrouter_reroute.log")
+    assert released and released <= kept and ripped_nets(done / "qrouter_reroute.log") & kept == released
+    assert released <= _routed_nets((done / "rerouted.def").read_text())
+    assert json.loads((done / "released.json").read_text())["released"] == sorted(released)
+    (tmp_path / "reroute.tcl").write_text(script.replace(str(done), str(tmp_path)))
+    shutil.copyfile(done / "partial.def", tmp_path / "partial.def")
+    log = tmp_path / "qrouter.log"
+    run(Command([str(qrouter_binary()), "-noc", "-nog", "-s", str(tmp_path / "reroute.tcl")], cwd=tmp_path,
+                env={PATCH_ENV: "keepout,tracks"}), log, check=False)
+    ripped = ripped_nets(log) & kept
+    assert ripped and not released_nets(log)
+    assert not ripped & _routed_nets((tmp_path / "rerouted.def").read_text())
+
+
+def _routed_nets(def_text: str) -> set[str]:
+    from closer.physical.io.defnets import block_name, net_blocks
+
+    return {block_name(b) for b in net_blocks(def_text)[2] if "+ ROUTED" in b}
 
 
 def _net_entries(def_text: str) -> dict[str, tuple[str, ...]]:
@@ -379,8 +462,6 @@ def test_pads_mode_routes_clean_and_lvs_sees_each_pad_via(counter_run, tmp_path)
     signal pin as a met1 pad, the final DEF carries an L1M1_PR via at each connected pin's access
     point, and the layout routes completely, DRC- and LVS-clean. The other way: with those vias
     taken out of the final DEF, LVS reports the pins open."""
-    import re
-
     from closer.physical import flow
     from closer.physical.route import route
     from closer.physical.signoff import gds, lvs
@@ -453,8 +534,6 @@ def test_route_gate_fails_when_nets_stay_unrouted(counter_run, starved_run):
     assert done["unrouted"] == [] and done["fell_through_um"] == {}
     left = json.loads((out / "starved" / "route" / "unrouted.json").read_text())
     assert left["unrouted"] and set(left["fell_through_um"]) <= set(left["unrouted"])
-    import re
-
     w, h = (int(v) / 1000 for v in re.search(r"DIEAREA \( 0 0 \) \( (\d+) (\d+) \)",
                                               (out / "starved" / "final.def").read_text()).groups())
     assert all(0 <= x <= w and 0 <= y <= h for x, y in left["fell_through_um"].values())
@@ -626,8 +705,6 @@ def test_cell_padding_keeps_sites_free_between_cells(counter_run):
     assert PlaceConfig().for_instances(2999).fallback_spread_pin_peaks == PlaceConfig().fallback_spread_pin_peaks
 
 def _first_net_number(qrouter: str, phys: Path, tech_lef: Path, work: Path) -> int:
-    import re
-
     from closer.procs import Command, run
 
     placed = (phys / "placed.def").read_text()

@@ -8,6 +8,7 @@ qrouter is deterministic, so when later passes get worse the run is replayed cap
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -232,6 +233,8 @@ def _parse(log: Path) -> tuple[list[int], int]:
 
 
 PATCH_ENV = "QROUTER_CLOSER_PATCH"
+SEARCH_PARTS = ("keepout", "tracks", "reserve")  # the parts "on" names besides release
+HOLD, RELEASE = "hold", "release"  # what a reroute's stage 2 may do to the nets it keeps
 
 
 GUIDES_ENV = "QROUTER_CLOSER_GUIDES"  # patch 03: the global route's guides for stage 1
@@ -589,10 +592,14 @@ def have_qrouter() -> bool:
 
 def reroute(tech_lef: Path, router_lef: Path, routed_def: Path, rc_file: Path, layout: Layout, work: Path,
             cfg: RouteConfig, nets: set[str], before_read: list[str],
-            patch: str | None = None, priority: list[str] = ()) -> tuple[Path, Path, list[str]]:
+            patch: str | None = None, priority: list[str] = (),
+            kept_nets: str = RELEASE) -> tuple[Path, Path, list[str]]:
     """Reroute only `nets` against the rest of `routed_def`'s wiring (see closer.physical.repair.repair),
-    with the QROUTER_CLOSER_PATCH value `patch` the routing used, the `priority` nets first;
-    returns the spliced routed DEF and RC file and the nets qrouter left unrouted."""
+    with the QROUTER_CLOSER_PATCH parts `patch` the routing used, the `priority` nets first;
+    returns the spliced routed DEF and RC file and the nets qrouter left unrouted. `kept_nets` says
+    what qrouter's stage 2 may do to the other nets (patches/qrouter-x-reroute-ignored-nets.patch):
+    HOLD, never rip one up; RELEASE, rip up what blocks a route of `nets` and route it again, and
+    then it is taken from qrouter's output with `nets` (`work/released.json` names them)."""
     from closer.physical.repair.repair import splice_rc, splice_routes, strip_routes
 
     binary = qrouter_binary()
@@ -607,24 +614,39 @@ def reroute(tech_lef: Path, router_lef: Path, routed_def: Path, rc_file: Path, l
     tcl.write_text(_script(tech_lef, router_lef, partial, out_def, out_rc, layout, cfg, cfg.max_passes, list(priority),
                            before_read=before_read, after_read=[f"ignore {' '.join(others)}"] if others else []))
     done = run(Command([str(binary), "-noc", "-nog", "-s", str(tcl)], cwd=work, timeout_s=cfg.timeout_s,
-                       env=_qrouter_env(patch, None, cfg.net_order)), work / "qrouter_reroute.log", check=False)
+                       env=_qrouter_env(reroute_parts(patch, kept_nets), None, cfg.net_order)), work / "qrouter_reroute.log",
+               check=False)
     _, final = _parse(done.log)
     if not out_def.is_file():
         raise ToolError(f"qrouter wrote no DEF in the repair run; log: {done.log}")
     failed = failed_nets(done.log) if final else []
-    # stage 2 also rips up `ignore`d nets that block a route and routes them again, but writes
-    # no wiring for an ignored net (emit_routes) and never lists one as failed: a ripped net keeps
-    # its old wiring unless the new wiring runs over it on a layer; then it loses it and is
-    # reported unrouted, for the repair to route
-    out_text = out_def.read_text()
-    lost = stale_nets(text, out_text, ripped_nets(done.log) - set(nets), set(nets))
+    released = released_nets(done.log)
+    kept_ripped = ripped_nets(done.log) - set(nets) - released
+    if kept_ripped:  # a build without the part: the output would lack these nets' new wiring
+        raise ToolError(f"qrouter ripped up {len(kept_ripped)} kept nets without releasing them "
+                        f"(e.g. {min(kept_ripped)}): rebuild it with scripts/build-qrouter.sh; log: {done.log}")
+    (work / "released.json").write_text(json.dumps({"released": sorted(released)}, indent=1))
+    taken = set(nets) | released
     merged = work / f"{layout.top}_route.def"
-    merged.write_text(splice_routes(strip_routes(text, lost), out_text, set(nets)))
-    rc = splice_rc(rc_file, out_rc, set(nets), work / f"{layout.top}.rc")
-    return merged, rc, failed + sorted(lost - set(failed))
+    merged.write_text(splice_routes(text, out_def.read_text(), taken))
+    rc = splice_rc(rc_file, out_rc, taken, work / f"{layout.top}.rc")
+    return merged, rc, failed
+
+
+def reroute_parts(patch: str | None, kept_nets: str) -> str:
+    """The QROUTER_CLOSER_PATCH value of a reroute: the parts that routed the layout (`patch`, else
+    the environment's, else "on") that shape the search, with the part `kept_nets` (HOLD or RELEASE)
+    in place of whichever the value named. Whatever parts routed it, a reroute never loses a net's
+    wiring; a full route has no ignored net, where the two parts change nothing."""
+    if kept_nets not in (HOLD, RELEASE):
+        raise ValueError(f"kept_nets: {kept_nets!r} is neither {HOLD!r} nor {RELEASE!r}")
+    value = patch if patch is not None else os.environ.get(PATCH_ENV) or "on"
+    parts = list(SEARCH_PARTS) if value == "on" else [p for p in value.split(",") if p in SEARCH_PARTS]
+    return ",".join([*parts, kept_nets])
 
 
 _RIPPED = re.compile(r"^Ripping up (?:blocking )?net (\S+)$", re.M)
+_RELEASED = re.compile(r"^Released ignored net (\S+)$", re.M)
 
 
 def ripped_nets(log: Path) -> set[str]:
@@ -632,24 +654,7 @@ def ripped_nets(log: Path) -> set[str]:
     return set(_RIPPED.findall(log.read_text(errors="replace")))
 
 
-def net_spans(def_text: str, nets: set[str]) -> dict[str, dict[str, list[Span]]]:
-    """Per net of `nets` that has wiring, its routing per layer (`_layer_spans`)."""
-    from closer.physical.io.defnets import block_name, net_blocks
+def released_nets(log: Path) -> set[str]:
+    """The ignored nets qrouter's log says it released (ripped up, then routed and written)."""
+    return set(_RELEASED.findall(log.read_text(errors="replace")))
 
-    return {block_name(b): _layer_spans(b) for b in net_blocks(def_text)[2]
-            if block_name(b) in nets and "+ ROUTED" in b}
-
-
-def stale_nets(base_text: str, out_text: str, ripped: set[str], rerouted: set[str]) -> set[str]:
-    """The ripped nets whose wiring in `base_text` the new wiring of `rerouted` (in `out_text`)
-    touches on a layer."""
-    if not ripped:
-        return set()
-    new: dict[str, list[Span]] = {}
-    for layers in net_spans(out_text, rerouted).values():
-        for layer, spans in layers.items():
-            new.setdefault(layer, []).extend(spans)
-    return {net for net, layers in net_spans(base_text, ripped).items()
-            if any(x1 <= bx2 and bx1 <= x2 and y1 <= by2 and by1 <= y2
-                   for layer, spans in layers.items() for x1, y1, x2, y2 in spans
-                   for bx1, by1, bx2, by2 in new.get(layer, ()))}

@@ -6,9 +6,8 @@ from __future__ import annotations
 import subprocess
 import time
 
-import psutil
 
-from closer.sandbox.reap import processes_of, reap
+from closer.sandbox.reap import live_processes_of, processes_of, reap
 
 UID = 61_977  # no account has it; the processes below are the only ones with it
 
@@ -38,7 +37,7 @@ def test_a_process_that_outlives_teardown_is_killed_and_reported() -> None:
         assert left == [f"{lingering.pid} sleep"]
         assert lingering.wait(timeout=5) == -9
         assert time.monotonic() - t0 < 4
-        assert not [p for p in processes_of(UID) if p.status() != psutil.STATUS_ZOMBIE]
+        assert not live_processes_of(UID)
     finally:
         lingering.kill()
 
@@ -52,4 +51,5 @@ def test_bwrap_returning_before_its_namespace_is_gone_is_no_leftover() -> None:
                         "--", "setpriv", f"--reuid={UID}", f"--regid={UID}", "--clear-groups", "/bin/sh", "-c",
                         script], check=True)
         assert reap(UID) == []
-    assert not processes_of(UID)
+    # a zombie the namespace's init has not yet collected (seen once, on a loaded machine) has ended
+    assert not live_processes_of(UID)

@@ -24,10 +24,15 @@ def processes_of(uid: int) -> list[psutil.Process]:
     return found
 
 
+def live_processes_of(uid: int) -> list[psutil.Process]:
+    """The uid's processes that still run: not ended, nor zombies waiting for their parent."""
+    return [p for p in processes_of(uid) if _alive(p)]
+
+
 def _after_teardown(uid: int, teardown_s: float) -> list[psutil.Process]:
     """The uid's processes once the pid namespace has had `teardown_s` to end them."""
     deadline = time.monotonic() + teardown_s
-    while (left := [p for p in processes_of(uid) if _alive(p)]) and time.monotonic() < deadline:
+    while (left := live_processes_of(uid)) and time.monotonic() < deadline:
         time.sleep(0.05)
     return left
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import subprocess
 import time
 
-
 from closer.sandbox.reap import live_processes_of, processes_of, reap
 
 UID = 61_977  # no account has it; the processes below are the only ones with it

@@ -320,6 +320,14 @@ def test_antenna_round_that_breaks_the_layout_is_discarded(counter_run, tmp_path
     # the round's own steps stay in the record (append-only), the discarded layout's LVS among them
     lvs_runs = [s["metrics"] for s in result.steps if s["step"] == "Lvs"]
     assert len(lvs_runs) == 2 and lvs_runs[1]["closer__signoff__lvs__clean"] is False
+    # a later Antenna step (as after a setup repair) tries no round again
+    from closer.physical.flow import Antenna
+
+    Antenna().start(result.context)
+    again = result.context.steps[-1]["metrics"]
+    assert again["closer__antenna__repair_rounds"] == 0 and again["closer__antenna__repair_skipped"] == \
+        "an earlier round was undone"
+    assert len(lost) == 1 and not (out / "route" / "diodes2").exists()
 
 
 def test_a_reroute_writes_each_kept_net_it_ripped_up(counter_run, tmp_path):

@@ -169,6 +169,7 @@ class Context:
     antenna_result: antenna.AntennaResult | None = None
     diode_sites: set[tuple[str, str]] = field(default_factory=set)  # (net, gate) pairs given a diode so far
     diode_rounds: int = 0  # antenna repair rounds so far, over every Antenna step (their records' numbers)
+    diode_rounds_undone: list[int] = field(default_factory=list)  # of those, the rounds undone (worse layouts)
     sta_results: list[sta.StaResult] = field(default_factory=list)
     metrics: dict[str, Any] = field(default_factory=dict)
     steps: list[dict] = field(default_factory=list)
@@ -774,7 +775,8 @@ class Antenna(Step):
     A round whose signed-off layout stands worse than its start (`_round_standing`: more unrouted
     nets, markers and LVS problems, or as many and more antenna nets) is undone
     (`LayoutCheckpoint`: `antenna/round<k>_start/` restored, the undone layout's files in
-    `antenna/round<k>_discarded/`), and no further round runs; `closer__antenna__discarded_rounds`
+    `antenna/round<k>_discarded/`), and no further round runs, in this step or a later one
+    (`closer__antenna__repair_skipped` "an earlier round was undone"); `closer__antenna__discarded_rounds`
     lists such rounds."""
 
     id = "Antenna"
@@ -793,6 +795,11 @@ class Antenna(Step):
             unrouted = ctx.route_result.failed_nets if ctx.route_result else 0
             if unrouted:
                 skipped = "unrouted nets"
+                break
+            if ctx.diode_rounds_undone:
+                # a later Antenna step (after a setup repair) would choose the same diodes on a
+                # layout that differs only by resized cells (PicoRV32: a second 30-minute round)
+                skipped = "an earlier round was undone"
                 break
             sites = diodes.diode_sites(ctx.antenna_result.violations, ctx.netlist, ctx.macros, done, cfg.max_net_gates)
             if not sites:
@@ -826,6 +833,7 @@ class Antenna(Step):
                 shutil.move(report, aside / report.name)
                 shutil.copyfile(ctx.paths.antenna_dir / f"before_round{ctx.diode_rounds}.json", report)
                 discarded.append(ctx.diode_rounds)
+                ctx.diode_rounds_undone.append(ctx.diode_rounds)
                 break
         return {**antenna_metrics(ctx.antenna_result, ctx.netlist), "closer__antenna__repair_rounds": rounds,
                 "closer__antenna__discarded_rounds": discarded,

@@ -900,8 +900,8 @@ class LayoutCheckpoint:
                 shutil.copytree(saved, path)
             elif saved.is_file():
                 shutil.copyfile(saved, path)
-        for name, value in self.state.items():
-            setattr(ctx, name, copy.deepcopy(value))
+        for name, value in self.state.items():  # a checkpoint is restored at most once: no copy
+            setattr(ctx, name, value)
 
 
 def _reroute_diode_nets(ctx: Context, names: list[str], nets: set[str], work: Path) -> set[str]:
@@ -931,7 +931,8 @@ def _reroute_changed_cells(ctx: Context, nets: set[str], windows: list[repair.Wi
     chosen = nets | over
     t0, cpu0 = time.monotonic(), procs.tree_cpu_s()
     # only the changed cells' nets move (HOLD): qrouter's rip-up of kept nets cascaded on PicoRV32's
-    # first diode round (released: 37 nets left unrouted; held: 0, docs/physical.md)
+    # first diode round (released: 37 nets left unrouted; held: 0 by hand, 1 in the bench at its
+    # time limit, docs/physical.md)
     routed_def, rc, failed = route.reroute(ctx.pdk.tech_lef, ctx.paths.router_lef, base, r.rc_file, ctx.layout,
                                            work, ctx.config.route, chosen, [], r.patch, kept_nets=route.HOLD)
     (work / record_name).write_text(json.dumps(

@@ -277,15 +277,11 @@ def test_antenna_repair_inserts_diodes_until_clean(counter_run, tmp_path):
 
 
 @pytest.mark.slow
-def test_antenna_round_that_breaks_the_layout_is_discarded(counter_run, tmp_path, monkeypatch):
-    """The other way of the round above: a diode round whose reroute loses a net it did not
-    reroute (as qrouter's rip-up of kept nets once did on PicoRV32; the repair off, so nothing
-    routes it again) leaves the layout worse than its start: the round is undone (netlist,
-    layout, GDS, reports and metrics as before it), its files kept aside, and no further round
-    runs."""
-    from closer.physical.repair.repair import RepairConfig, strip_routes
+def _lossy_reroute(monkeypatch) -> list[str]:
+    """route.reroute made to lose a net it did not reroute (as qrouter's rip-up of kept nets once
+    did on PicoRV32); returns the lost nets, one per reroute."""
+    from closer.physical.repair.repair import strip_routes
     from closer.physical.route import route
-    from closer.physical.signoff.antenna import AntennaConfig
 
     real = route.reroute
     lost: list[str] = []
@@ -299,13 +295,48 @@ def test_antenna_round_that_breaks_the_layout_is_discarded(counter_run, tmp_path
         return merged, rc, failed + [victim]
 
     monkeypatch.setattr(route, "reroute", lossy_reroute)
+    return lost
+
+
+def test_antenna_round_whose_reroute_breaks_the_layout_is_routed_in_full(counter_run, tmp_path, monkeypatch):
+    """A diode round whose incremental reroute leaves the layout worse than its start (a lost net;
+    the repair off, so nothing routes it again) is routed again in full with its diodes, and kept
+    when that stands no worse than the start."""
+    from closer.physical.repair.repair import RepairConfig
+    from closer.physical.signoff.antenna import AntennaConfig
+
+    lost = _lossy_reroute(monkeypatch)
     _, work = counter_run
     cfg = PhysicalConfig(clock_port="clk", clock_period_ns=5.0, corners=("tt_025C_1v80",),
                          repair=RepairConfig(rounds=0, item_rounds=0), antenna=AntennaConfig(limit_scale=0.1))
+    out = tmp_path / "full"
+    result = run_physical(work / "counter.v", "counter", None, out, cfg)
+    m = result.metrics
+    assert lost and m["closer__antenna__full_reroute_rounds"] == [1] and m["closer__antenna__discarded_rounds"] == []
+    assert m["closer__route__unrouted_nets"] == 0 and m["closer__signoff__lvs__clean"] is True
+    assert lost[0] in _routed_nets((out / "final.def").read_text())
+    assert m["detailedroute__antenna_diodes_count"] > 0 and "ant_diode_" in result.netlist.read_text()
+    assert m["detailedroute__antenna__violating__nets"] <= m["closer__antenna__violating_nets_before_repair"]
+    assert [s["step"] for s in result.steps].count("Route") == 2
+
+
+def test_antenna_round_that_breaks_the_layout_is_discarded(counter_run, tmp_path, monkeypatch):
+    """The other way of the rounds above: a diode round that leaves the layout worse than its
+    start (its reroute lost a net, and the full reroute is off) is undone (netlist, layout, GDS,
+    reports and metrics as before it), its files kept aside, and no further round runs."""
+    from closer.physical.repair.repair import RepairConfig
+    from closer.physical.signoff.antenna import AntennaConfig
+
+    lost = _lossy_reroute(monkeypatch)
+    _, work = counter_run
+    cfg = PhysicalConfig(clock_port="clk", clock_period_ns=5.0, corners=("tt_025C_1v80",),
+                         repair=RepairConfig(rounds=0, item_rounds=0),
+                         antenna=AntennaConfig(limit_scale=0.1, full_reroute=False))
     out = tmp_path / "lossy"
     result = run_physical(work / "counter.v", "counter", None, out, cfg)
     m = result.metrics
     assert lost and m["closer__antenna__repair_rounds"] == 1 and m["closer__antenna__discarded_rounds"] == [1]
+    assert m["closer__antenna__full_reroute_rounds"] == []
     # the run's layout is the round's start: route-complete, LVS clean, no diode, its violations
     assert m["closer__route__unrouted_nets"] == 0 and m["closer__signoff__lvs__clean"] is True
     assert m["detailedroute__antenna_diodes_count"] == 0 and "ant_diode_" not in result.netlist.read_text()

@@ -19,7 +19,7 @@ from pathlib import Path
 from closer.errors import ToolError, ToolMissing, ToolTimeout
 from closer.paths import repo_paths
 from closer.physical.floorplan.floorplan import DBU, Layout
-from closer.physical.io.lef import Macro
+from closer.physical.io.lef import Macro, read_tech
 from closer.physical.io.netlist import Netlist
 from closer.physical.route import blockpins
 from closer.physical.route.pinaccess import AccessPoint
@@ -132,6 +132,7 @@ def _script(tech_lef: Path, cell_lef: Path, in_def: Path, out_def: Path, rc: Pat
     masks = " ".join(m for m, _ in cfg.schedule)
     efforts = " ".join(str(e) for _, e in cfg.schedule)
     lines = _setup(tech_lef, cell_lef, cfg)
+    lines += outside_die(layout, [layer.name for layer in read_tech(tech_lef).routing_layers])
     if cfg.block_li1:
         lines.append(f"obstruction 0 0 {layout.die_w / DBU} {layout.die_h / DBU} li1")
     if cfg.passes != 10:  # qrouter's default: the suite's scripts stay as they were measured
@@ -172,6 +173,23 @@ def _script(tech_lef: Path, cell_lef: Path, in_def: Path, out_def: Path, rc: Pat
         "quit",
     ]
     return "\n".join(lines) + "\n"
+
+
+OUTSIDE_DIE_UM = 20.0  # wider than qrouter's grid runs past the die (a few pitches of the coarsest layer)
+
+
+def outside_die(layout: Layout, layers: list[str]) -> list[str]:
+    """qrouter `obstruction` lines for a band OUTSIDE_DIE_UM wide around the die on every routing
+    layer. qrouter 1.4.88 takes each layer's TRACKS as reaching start + step * DO (one pitch past the
+    last track) and sizes one grid for all layers from the widest, so its met1/met2 grid has tracks
+    up to 2.5 µm beyond PicoRV32's die. A full route rarely strays there (stage 1 follows the global
+    route's guides); a reroute has no guides, and PicoRV32's first diode round drew 16 wires above
+    the die, 0.1 µm from the top-edge IO pins (18 m2.2 markers the repair could not mend). A user
+    obstruction blocks the grid points within half a wire width of it, so the tracks inside the die
+    stay free (docs/physical.md)."""
+    w, h, m = layout.die_w / DBU, layout.die_h / DBU, OUTSIDE_DIE_UM
+    bands = ((-m, -m, 0.0, h + m), (w, -m, w + m, h + m), (0.0, -m, w, 0.0), (0.0, h, w, h + m))
+    return [f"obstruction {x1:.3f} {y1:.3f} {x2:.3f} {y2:.3f} {layer}" for layer in layers for x1, y1, x2, y2 in bands]
 
 
 def _setup(tech_lef: Path, cell_lef: Path, cfg: RouteConfig) -> list[str]:

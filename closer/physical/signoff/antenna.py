@@ -36,6 +36,10 @@ CUT_ABOVE = {"li1": "mcon", "met1": "via", "met2": "via2", "met3": "via3", "met4
 class AntennaConfig:
     repair_rounds: int = 3     # diode-insertion rounds (closer.physical.repair.diodes), each an
                                # incremental reroute of the nets the diodes touch
+    # a round whose incremental reroute leaves the layout worse than its start (flow._round_standing)
+    # is routed again in full (flow.REROUTE_STEPS: the whole layout with its diodes, as a setup
+    # repair's fallback) before it is judged; PicoRV32's first round (644 nets) broke held
+    full_reroute: bool = True
     max_net_gates: int = 16    # a flagged net with up to this many gate pins gets a diode at each
     # the LEF limits times this; only ever <= 1 (tighter than the foundry's: tests use it to
     # make a clean layout fail and exercise the repair), never a way to loosen a rule

@@ -320,6 +320,32 @@ def test_antenna_round_whose_reroute_breaks_the_layout_is_routed_in_full(counter
     assert [s["step"] for s in result.steps].count("Route") == 2
 
 
+def test_a_guided_layout_is_rerouted_along_its_guides(counter_run, tmp_path, monkeypatch):
+    """A layout the Route step routed with global-route guides (here the counter, guides from one
+    net) has its diode rounds' reroutes follow the same guides file (stage 1 inside the nets'
+    GCells first)."""
+    from closer.physical.route import route
+    from closer.physical.signoff.antenna import AntennaConfig
+
+    real, given = route.reroute, []
+
+    def recording(*args, **kw):
+        if kw.get("kept_nets") == route.HOLD:  # the incremental reroutes (a repair round's releases)
+            given.append(kw.get("guides"))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(route, "reroute", recording)
+    _, work = counter_run
+    out = tmp_path / "guided"
+    cfg = PhysicalConfig(clock_port="clk", clock_period_ns=5.0, corners=("tt_025C_1v80",),
+                         route=route.RouteConfig(guides_min_nets=1), antenna=AntennaConfig(limit_scale=0.1))
+    m = run_physical(work / "counter.v", "counter", None, out, cfg).metrics
+    assert m["closer__route__guided"] is True and m["closer__antenna__repair_rounds"] >= 1
+    assert (out / "route" / "guides.txt").is_file()
+    assert len(given) == len(list(out.glob("route/diodes*"))) >= 1
+    assert all(g == out / "route" / "guides.txt" for g in given)
+
+
 def test_antenna_round_that_breaks_the_layout_is_discarded(counter_run, tmp_path, monkeypatch):
     """The other way of the rounds above: a diode round that leaves the layout worse than its
     start (its reroute lost a net, and the full reroute is off) is undone (netlist, layout, GDS,

@@ -127,3 +127,20 @@ def test_a_held_reroute_asks_qrouter_to_hold(tmp_path, monkeypatch):
     route.reroute(Path("tech.lef"), Path("cells.lef"), base, tmp_path / "t.rc", SimpleNamespace(top="t"),
                   tmp_path / "r", route.RouteConfig(), {"a"}, [], "keepout,tracks", kept_nets=route.HOLD)
     assert seen["env"][route.PATCH_ENV] == "keepout,tracks,hold"
+
+
+def test_a_reroute_follows_the_guides_it_is_given_and_no_others(tmp_path, monkeypatch):
+    """The full route's guides reach qrouter's stage 1 (patch 03) when the caller passes them (the
+    incremental reroutes of closer.physical.flow pass the Route step's); else the variable is empty,
+    whatever the caller's environment holds."""
+    seen = _fake_qrouter(monkeypatch, "CLOSER_FINAL 0\n")
+    monkeypatch.setenv(route.GUIDES_ENV, "/elsewhere/guides.txt")
+    base = tmp_path / "t_route.def"
+    base.write_text(BASE)
+    (tmp_path / "t.rc").write_text("a 0\nb 0\nc 0\n")
+    guides = tmp_path / "guides.txt"
+    for folder, given, expected in (("g", guides, str(guides)), ("n", None, "")):
+        (tmp_path / folder).mkdir()
+        route.reroute(Path("tech.lef"), Path("cells.lef"), base, tmp_path / "t.rc", SimpleNamespace(top="t"),
+                      tmp_path / folder, route.RouteConfig(), {"a"}, [], "on", kept_nets=route.HOLD, guides=given)
+        assert seen["env"][route.GUIDES_ENV] == expected

@@ -103,7 +103,9 @@ def test_large_designs_route_narrow_nets_first_with_effort_per_failed_net(tmp_pa
     assert _patch_env("on", None, large.net_order) == {"QROUTER_CLOSER_PATCH": "on", ORDER_ENV: "1"}
     assert ORDER_ENV not in _patch_env("on", None, cfg.net_order)
     layout = SimpleNamespace(die_w=1000, die_h=1000)
-    args = (Path("t.lef"), Path("c.lef"), Path("in.def"), Path("out.def"), Path("out.rc"), layout)
+    from closer.pdk import pdk
+
+    args = (pdk().tech_lef, Path("c.lef"), Path("in.def"), Path("out.def"), Path("out.rc"), layout)
     assert "effort [expr {max($e, int(ceil(1.0 * $r)))}]" in _script(*args, RouteConfig(effort_per_failed=1.0), 15)
     assert "stage2 mask $m effort $e]" in _script(*args, cfg, 15)
     assert "\npasses 40\n" in _script(*args, large, 15) and "passes" not in _script(*args, cfg, 15)

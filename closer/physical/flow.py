@@ -433,6 +433,7 @@ class Route(Step):
 
     @staticmethod
     def _finish(ctx: Context, r: route.RouteResult, guides: Path | None, planned: dict[str, Any]) -> dict[str, Any]:
+        r.guides = guides
         ctx.route_result = r
         route.finalize_def(r.routed_def, ctx.layout, ctx.netlist, ctx.macros, ctx.access, ctx.paths.final_def,
                            ctx.pin_access, r.failed)
@@ -943,9 +944,11 @@ def _reroute_changed_cells(ctx: Context, nets: set[str], windows: list[repair.Wi
     t0, cpu0 = time.monotonic(), procs.tree_cpu_s()
     # only the changed cells' nets move (HOLD): qrouter's rip-up of kept nets cascaded on PicoRV32's
     # first diode round (released: 37 nets left unrouted; held: 0 by hand, 1 in the bench at its
-    # time limit, docs/physical.md)
+    # time limit, docs/physical.md). Stage 1 follows the full route's guides where it had them:
+    # on the same round 63 of the 644 nets failed stage 1 instead of 231
     routed_def, rc, failed = route.reroute(ctx.pdk.tech_lef, ctx.paths.router_lef, base, r.rc_file, ctx.layout,
-                                           work, ctx.config.route, chosen, [], r.patch, kept_nets=route.HOLD)
+                                           work, ctx.config.route, chosen, [], r.patch, kept_nets=route.HOLD,
+                                           guides=r.guides)
     (work / record_name).write_text(json.dumps(
         {**record, over_key: sorted(over - nets), "base": str(r.routed_def), "routed": str(routed_def),
          "unrouted": failed, "wall_s": round(time.monotonic() - t0, 2),

@@ -104,6 +104,7 @@ class RouteResult:
     tried: list[tuple[str | None, int]] = field(default_factory=list)  # (patch, best pass's failed nets) per variant run
     cpu_s: float = 0.0          # qrouter's CPU time (wall times on a shared machine say little)
     log: Path | None = None     # the qrouter log of the run this state comes from
+    guides: Path | None = None  # the global route's guides it was routed with (None: unguided)
 
 
 def qrouter_binary() -> Path:
@@ -611,13 +612,14 @@ def have_qrouter() -> bool:
 def reroute(tech_lef: Path, router_lef: Path, routed_def: Path, rc_file: Path, layout: Layout, work: Path,
             cfg: RouteConfig, nets: set[str], before_read: list[str],
             patch: str | None = None, priority: list[str] = (),
-            kept_nets: str = RELEASE) -> tuple[Path, Path, list[str]]:
+            kept_nets: str = RELEASE, guides: Path | None = None) -> tuple[Path, Path, list[str]]:
     """Reroute only `nets` against the rest of `routed_def`'s wiring (see closer.physical.repair.repair),
     with the QROUTER_CLOSER_PATCH parts `patch` the routing used, the `priority` nets first;
     returns the spliced routed DEF and RC file and the nets qrouter left unrouted. `kept_nets` says
     what qrouter's stage 2 may do to the other nets (patches/qrouter-x-reroute-ignored-nets.patch):
     HOLD, never rip one up; RELEASE, rip up what blocks a route of `nets` and route it again, and
-    then it is taken from qrouter's output with `nets` (`work/released.json` names them)."""
+    then it is taken from qrouter's output with `nets` (`work/released.json` names them). `guides`:
+    the full route's guides file, which stage 1 searches inside first (patch 03)."""
     from closer.physical.repair.repair import splice_rc, splice_routes, strip_routes
 
     binary = qrouter_binary()
@@ -632,7 +634,7 @@ def reroute(tech_lef: Path, router_lef: Path, routed_def: Path, rc_file: Path, l
     tcl.write_text(_script(tech_lef, router_lef, partial, out_def, out_rc, layout, cfg, cfg.max_passes, list(priority),
                            before_read=before_read, after_read=[f"ignore {' '.join(others)}"] if others else []))
     done = run(Command([str(binary), "-noc", "-nog", "-s", str(tcl)], cwd=work, timeout_s=cfg.timeout_s,
-                       env=_qrouter_env(reroute_parts(patch, kept_nets), None, cfg.net_order)), work / "qrouter_reroute.log",
+                       env=_qrouter_env(reroute_parts(patch, kept_nets), guides, cfg.net_order)), work / "qrouter_reroute.log",
                check=False)
     _, final = _parse(done.log)
     if not out_def.is_file():

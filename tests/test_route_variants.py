@@ -100,6 +100,7 @@ def test_large_designs_route_narrow_nets_first_with_effort_per_failed_net(tmp_pa
     assert cfg.for_nets(cfg.large_min_nets - 1) == cfg
     large = cfg.for_nets(cfg.large_min_nets)
     assert (large.net_order, large.effort_per_failed, large.patch_variants, large.passes) == (1, 0.0, ("on",), 40)
+    assert cfg.stage3 and not large.stage3 and RouteConfig(large_stage3=True).for_nets(cfg.large_min_nets).stage3
     assert _patch_env("on", None, large.net_order) == {"QROUTER_CLOSER_PATCH": "on", ORDER_ENV: "1"}
     assert ORDER_ENV not in _patch_env("on", None, cfg.net_order)
     layout = SimpleNamespace(die_w=1000, die_h=1000)
@@ -109,6 +110,7 @@ def test_large_designs_route_narrow_nets_first_with_effort_per_failed_net(tmp_pa
     assert "effort [expr {max($e, int(ceil(1.0 * $r)))}]" in _script(*args, RouteConfig(effort_per_failed=1.0), 15)
     assert "stage2 mask $m effort $e]" in _script(*args, cfg, 15)
     assert "\npasses 40\n" in _script(*args, large, 15) and "passes" not in _script(*args, cfg, 15)
+    assert "[stage3]" in _script(*args, cfg, 15) and "stage3" not in _script(*args, large, 15)
     assert RouteConfig(large_min_nets=0).for_nets(10**6) == RouteConfig(large_min_nets=0)
 
 
@@ -126,3 +128,27 @@ def test_an_outer_environment_cannot_set_the_guides_or_the_net_order(monkeypatch
     assert {**os.environ, **Command(["qrouter"], env=plain).env}[GUIDES_ENV] == ""
     guided = _qrouter_env("on", Path("g.txt"), 1)
     assert guided[GUIDES_ENV] == "g.txt" and guided[ORDER_ENV] == "1"
+
+
+@pytest.mark.slow
+def test_stage3_runs_only_where_the_config_keeps_it(tmp_path):
+    """The real qrouter on two cells and one net (tests/test_route_outside_die.py's layout, no wall):
+    stage 3 runs with RouteConfig.stage3 and not without it; the net is routed either way."""
+    from types import SimpleNamespace
+
+    from closer.pdk import pdk
+    from closer.physical.route.route import RouteConfig, _qrouter_env, _script, failed_nets, qrouter_binary
+    from closer.procs import Command, run
+    from tests.test_route_outside_die import H, SPLIT_DEF, W
+
+    p = pdk()
+    for stage3 in (True, False):
+        work = tmp_path / str(stage3)
+        work.mkdir()
+        (work / "t.def").write_text(SPLIT_DEF)
+        (work / "t.tcl").write_text(_script(p.tech_lef, p.cell_lef, work / "t.def", work / "out.def", work / "out.rc",
+                                            SimpleNamespace(die_w=W, die_h=H), RouteConfig(stage3=stage3), 1))
+        done = run(Command([str(qrouter_binary()), "-noc", "-nog", "-s", str(work / "t.tcl")], cwd=work,
+                           timeout_s=120, env=_qrouter_env(None, None, 0)), work / "q.log", check=False)
+        log = done.log.read_text()
+        assert ("CLOSER_STAGE3" in log) is stage3 and "CLOSER_FINAL 0" in log and failed_nets(done.log) == []

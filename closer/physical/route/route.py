@@ -190,7 +190,7 @@ def outside_die(layout: Layout, layers: list[str]) -> list[str]:
     layer. qrouter 1.4.88 takes each layer's TRACKS as reaching start + step * DO (one pitch past the
     last track) and sizes one grid for all layers from the widest, so its met1/met2 grid has tracks
     up to 2.5 µm beyond PicoRV32's die. A full route rarely strays there (stage 1 follows the global
-    route's guides); a reroute has no guides, and PicoRV32's first diode round drew 16 wires above
+    route's guides); rip-up passes do, and PicoRV32's first diode round (then unguided) drew 16 wires above
     the die, 0.1 µm from the top-edge IO pins (18 m2.2 markers the repair could not mend). A user
     obstruction blocks the grid points within half a wire width of it, so the tracks inside the die
     stay free (docs/physical.md)."""

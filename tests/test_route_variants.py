@@ -8,6 +8,7 @@ defaults it does not)."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -100,7 +101,7 @@ def test_large_designs_route_narrow_nets_first_with_effort_per_failed_net(tmp_pa
     assert cfg.for_nets(cfg.large_min_nets - 1) == cfg
     large = cfg.for_nets(cfg.large_min_nets)
     assert (large.net_order, large.effort_per_failed, large.patch_variants, large.passes) == (1, 0.0, ("on",), 40)
-    assert cfg.stage3 and not large.stage3 and RouteConfig(large_stage3=True).for_nets(cfg.large_min_nets).stage3
+    assert cfg.stage3 and large.stage3 and not RouteConfig(large_stage3=False).for_nets(cfg.large_min_nets).stage3
     assert _patch_env("on", None, large.net_order) == {"QROUTER_CLOSER_PATCH": "on", ORDER_ENV: "1"}
     assert ORDER_ENV not in _patch_env("on", None, cfg.net_order)
     layout = SimpleNamespace(die_w=1000, die_h=1000)
@@ -110,7 +111,7 @@ def test_large_designs_route_narrow_nets_first_with_effort_per_failed_net(tmp_pa
     assert "effort [expr {max($e, int(ceil(1.0 * $r)))}]" in _script(*args, RouteConfig(effort_per_failed=1.0), 15)
     assert "stage2 mask $m effort $e]" in _script(*args, cfg, 15)
     assert "\npasses 40\n" in _script(*args, large, 15) and "passes" not in _script(*args, cfg, 15)
-    assert "[stage3]" in _script(*args, cfg, 15) and "stage3" not in _script(*args, large, 15)
+    assert "[stage3]" in _script(*args, large, 15) and "stage3" not in _script(*args, replace(cfg, stage3=False), 15)
     assert RouteConfig(large_min_nets=0).for_nets(10**6) == RouteConfig(large_min_nets=0)
 
 

@@ -81,11 +81,12 @@ class RouteConfig:
     passes: int = 10
     large_passes: int = 40
     # qrouter's stage 3 after a complete route: every net of more than four segments ripped up and
-    # routed again against the final wiring, one at a time. On PicoRV32 it was 590 of the full
-    # route's 927 s for 2.3 % wirelength and 3.5 % vias (667,452 against 682,500 um; 71,907 against
-    # 74,390 vias, docs/physical.md); from large_min_nets nets large_stage3 applies
+    # routed again against the final wiring, one at a time. On PicoRV32 it is 590 of the full
+    # route's 927 s, but what it leaves is clean: without it 143 Closer-deck markers (m3.2 109,
+    # m3.6 27) and LVS opens against 4 markers; firdma small 79 against 8 (docs/physical.md).
+    # From large_min_nets nets large_stage3 applies
     stage3: bool = True
-    large_stage3: bool = False
+    large_stage3: bool = True
 
     def for_nets(self, nets: int) -> "RouteConfig":
         """The settings a design of `nets` nets is routed with."""

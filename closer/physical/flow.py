@@ -806,6 +806,9 @@ class Antenna(Step):
                 skipped = "an earlier round was undone"
                 break
             sites = diodes.diode_sites(ctx.antenna_result.violations, ctx.netlist, ctx.macros, done, cfg.max_net_gates)
+            # a piece whose gates all have a diode and that still violates needs more diffusion
+            sites += diodes.more_diodes(ctx.antenna_result.violations, done, ctx.tech,
+                                        ctx.macros[diodes.DIODE_CELL].pins[diodes.DIODE_PIN].diff_area, cfg.limit_scale)
             if not sites:
                 break
             # the check the round repairs is kept: the next check rewrites antenna.json; a later

@@ -24,7 +24,7 @@ from closer.physical.place import place as place_mod
 from closer.physical.signoff.antenna import AntennaViolation
 from closer.physical.cts.cts import verilog_net
 from closer.physical.floorplan.floorplan import DBU, FILL_MASTERS, SITE_W, Layout
-from closer.physical.io.lef import Macro
+from closer.physical.io.lef import Macro, Tech
 from closer.physical.io.netlist import Instance, Netlist
 
 DIODE_CELL = "sky130_fd_sc_hd__diode_2"
@@ -57,6 +57,31 @@ def diode_sites(violations: list[AntennaViolation], netlist: Netlist, macros: di
             pair = (v.net, gate)
             if pair not in done and pair not in out:
                 out.append(pair)
+    return out
+
+
+MAX_DIODES_PER_PIECE = 8
+
+
+def more_diodes(violations: list[AntennaViolation], done: set[tuple[str, str]], tech: Tech,
+                diode_diff_area: float, limit_scale: float = 1.0) -> list[tuple[str, str]]:
+    """Further diodes for the flagged pieces every gate of which has one already (`done`), as many
+    as the layer's LEF rule needs for the piece's ratio: the smallest k with
+    limit(diffusion + k x `diode_diff_area`) x `limit_scale` >= ratio, k <= MAX_DIODES_PER_PIECE,
+    each (net, first flagged gate) pair once per diode. A long wire's piece can need more than one:
+    PicoRV32's fo_net_168 on met3, ratio 2,948.78 with one diode (limit 2,773.88; each diode adds
+    about 174 on the PWL's slope of 400 per um^2)."""
+    out: list[tuple[str, str]] = []
+    for v in violations:
+        flagged = [(v.net, g.rsplit("/", 1)[0]) for g in v.gates]
+        rule = tech.antenna.get(v.layer)
+        if not flagged or rule is None or not all(pair in done for pair in flagged):
+            continue
+        for k in range(1, MAX_DIODES_PER_PIECE + 1):
+            limit = rule.limit(v.diff_area_um2 + k * diode_diff_area)
+            if limit is not None and limit * limit_scale >= v.ratio:
+                out += [flagged[0]] * k
+                break
     return out
 
 

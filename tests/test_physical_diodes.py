@@ -134,6 +134,8 @@ def test_a_piece_that_still_violates_with_its_diodes_gets_as_many_more_as_its_ru
     assert rule.limit(2 * area) < v.ratio <= rule.limit(3 * area)
     assert diodes.more_diodes([v], {("n", "g1")}, tech, area) == [("n", "g1"), ("n", "g1")]
     assert diodes.more_diodes([v], set(), tech, area) == []
+    on_met2 = AntennaViolation("n", "met2", 2800.0, 2773.88, 0.159, area, ("g1/A1",))  # same piece, one more
+    assert diodes.more_diodes([v, on_met2], {("n", "g1")}, tech, area) == [("n", "g1"), ("n", "g1")]
     far = AntennaViolation("n", "met3", 1e6, 2773.88, 0.159, area, ("g1/A1",))
     assert diodes.more_diodes([far], {("n", "g1")}, tech, area) == []
     # the tightened test limits need more: at a tenth the same piece is beyond eight diodes

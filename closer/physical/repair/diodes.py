@@ -68,10 +68,11 @@ def more_diodes(violations: list[AntennaViolation], done: set[tuple[str, str]], 
     """Further diodes for the flagged pieces every gate of which has one already (`done`), as many
     as the layer's LEF rule needs for the piece's ratio: the smallest k with
     limit(diffusion + k x `diode_diff_area`) x `limit_scale` >= ratio, k <= MAX_DIODES_PER_PIECE,
-    each (net, first flagged gate) pair once per diode. A long wire's piece can need more than one:
-    PicoRV32's fo_net_168 on met3, ratio 2,948.78 with one diode (limit 2,773.88; each diode adds
-    about 174 on the PWL's slope of 400 per um^2)."""
-    out: list[tuple[str, str]] = []
+    each (net, first flagged gate) pair once per diode (a piece flagged on two layers gets the larger
+    count, not both). A long wire's piece can need more than one: PicoRV32's fo_net_168 on met3,
+    ratio 2,948.78 with one diode (limit 2,773.88; each diode adds about 174 on the PWL's slope of
+    400 per um^2)."""
+    wanted: dict[tuple[str, str], int] = {}
     for v in violations:
         flagged = [(v.net, g.rsplit("/", 1)[0]) for g in v.gates]
         rule = tech.antenna.get(v.layer)
@@ -80,9 +81,9 @@ def more_diodes(violations: list[AntennaViolation], done: set[tuple[str, str]], 
         for k in range(1, MAX_DIODES_PER_PIECE + 1):
             limit = rule.limit(v.diff_area_um2 + k * diode_diff_area)
             if limit is not None and limit * limit_scale >= v.ratio:
-                out += [flagged[0]] * k
+                wanted[flagged[0]] = max(k, wanted.get(flagged[0], 0))
                 break
-    return out
+    return [pair for pair, k in wanted.items() for _ in range(k)]
 
 
 def insert_diodes(netlist: Netlist, layout: Layout, macros: dict[str, Macro],

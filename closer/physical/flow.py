@@ -496,9 +496,7 @@ class Replace(Step):
         trial.paths.root.mkdir(parents=True, exist_ok=True)
         if ctx.paths.access_cache.is_file():  # per master, keyed on the GDS: valid for any layout
             shutil.copyfile(ctx.paths.access_cache, trial.paths.access_cache)
-        for step_cls in STEPS:
-            if step_cls.id in self.trial_steps:
-                step_cls().start(trial)
+        run_steps(trial, self.trial_steps)
         again = self.problems(trial)
         out.update({f"{self.key}__ran": True, f"{self.key}__spread_pin_peaks": alpha,
                     f"{self.key}__problems_before": first, f"{self.key}__problems_after": again,
@@ -827,17 +825,13 @@ class Antenna(Step):
             ctx.netlist_v = out
             rerouted += len(_reroute_diode_nets(ctx, names, {net for net, _ in sites},
                                                 ctx.paths.route_dir / f"diodes{ctx.diode_rounds}"))
-            for step_cls in STEPS:
-                if step_cls.id in SIGNOFF_STEPS:
-                    step_cls().start(ctx)
+            run_steps(ctx, SIGNOFF_STEPS)
             ctx.antenna_result = self._check(ctx)
             if _round_standing(ctx) > worse_than and cfg.full_reroute:
                 # the diodes may be fine where their held reroute was not (PicoRV32: 644 nets
                 # rerouted around 8,000 kept ones left 1 unrouted and 51 markers)
                 full.append(ctx.diode_rounds)
-                for step_cls in STEPS:
-                    if step_cls.id in REROUTE_STEPS:
-                        step_cls().start(ctx)
+                run_steps(ctx, REROUTE_STEPS)
                 ctx.antenna_result = self._check(ctx)
             if _round_standing(ctx) > worse_than:
                 # the round broke more than it mended (a reroute that left nets unrouted or shorted
@@ -1063,9 +1057,7 @@ class SetupRepair(Step):
             changed = _apply_setup_repair(ctx, result)
             ctx.sta_results.clear()
             out.update({f"{key}__{k}": v for k, v in _reroute_after_setup_repair(ctx, changed, rounds).items()})
-            for step_cls in STEPS:
-                if step_cls.id in ("Antenna", "Sta"):
-                    step_cls().start(ctx)
+            run_steps(ctx, ("Antenna", "Sta"))
         out["closer__setup_repair__rounds"] = rounds
         for corner, ws in _setup_ws_by_corner(ctx).items():
             out[f"closer__setup_repair__ws_after__{corner}"] = ws
@@ -1089,17 +1081,13 @@ def _reroute_after_setup_repair(ctx: Context, changed: list[str], k: int) -> dic
         windows = incremental.cell_windows((ctx.layout.cells[n] for n in changed), ctx.macros)
         chosen = _reroute_changed_cells(ctx, nets, windows, ctx.paths.route_dir / f"setup{k}",
                                         {"cells": sorted(changed), "cell_nets": sorted(nets)}, "setup_repair.json")
-        for step_cls in STEPS:
-            if step_cls.id in SIGNOFF_STEPS:
-                step_cls().start(ctx)
+        run_steps(ctx, SIGNOFF_STEPS)
         left = _signoff_problems(ctx)
         out = {"rerouted_nets": len(chosen), "problems_before": before, "incremental_problems": left,
                "full_reroute": left > before}
         if not out["full_reroute"]:
             return out
-    for step_cls in STEPS:
-        if step_cls.id in REROUTE_STEPS:
-            step_cls().start(ctx)
+    run_steps(ctx, REROUTE_STEPS)
     return out
 
 
@@ -1173,6 +1161,13 @@ class Metrics(Step):
 STEPS: tuple[type[Step], ...] = (ReadNetlist, Unbuffer, Floorplan, Place, FanoutTree, ClockTree, HoldRepair, Fill, WriteDef, PinAccess,
                                  Route, Replace, Gds, Drc, Lvs, Repair, Cleanup, ReplaceAfterRepair, Antenna, Sta,
                                  SetupRepair, SignoffDrc, Metrics)
+
+
+def run_steps(ctx: Context, ids: tuple[str, ...]) -> None:
+    """The flow's steps named in `ids` again on `ctx`, in the flow's order (a repair's re-signing)."""
+    for step_cls in STEPS:
+        if step_cls.id in ids:
+            step_cls().start(ctx)
 
 
 @dataclass

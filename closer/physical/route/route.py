@@ -81,8 +81,9 @@ class RouteConfig:
     passes: int = 10
     large_passes: int = 40
     # qrouter's stage 3 after a complete route: every net of more than four segments ripped up and
-    # routed again against the final wiring, one at a time. On PicoRV32 it is 590 of the full
-    # route's 927 s, but what it leaves is clean: without it 143 Closer-deck markers (m3.2 109,
+    # routed again against the final wiring, one at a time. On PicoRV32 the full route took 927 s
+    # with it (loaded machine) and 339 s without (alone), but what it leaves is clean: without it
+    # 143 Closer-deck markers (m3.2 109,
     # m3.6 27) and LVS opens against 4 markers; firdma small 79 against 8 (docs/physical.md).
     # From large_min_nets nets large_stage3 applies
     stage3: bool = True

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from closer.physical import PhysicalConfig, run_physical
+from closer.physical.repair.repair import RepairConfig
 from closer.physical.signoff.drc import run_drc
 from closer.physical.signoff.antenna import check_antenna
 from closer.physical.signoff.drc_deck import RULES
@@ -274,6 +275,28 @@ def test_antenna_repair_inserts_diodes_until_clean(counter_run, tmp_path):
     assert not list((tmp_path / "tight" / "antenna").glob("round*_discarded"))
     with pytest.raises(Exception, match="only tightens"):
         AntennaConfig(limit_scale=1.5)
+
+
+@pytest.mark.slow
+def test_antenna_rounds_check_drc_only_where_they_changed_the_layout(counter_run, tmp_path):
+    """With windowed checks on (large designs' setting), an antenna round's DRC reads only the boxes
+    its reroute changed (the rerouted nets' wiring before and after, the diodes and the fill around
+    them) and takes the other markers from the check before it; the whole chip is checked once
+    before the official deck and agrees, and the layout signs off as the whole-chip flow's does."""
+    from closer.physical.signoff.antenna import AntennaConfig
+
+    _, work = counter_run
+    cfg = PhysicalConfig(clock_port="clk", clock_period_ns=5.0, corners=("tt_025C_1v80",),
+                         antenna=AntennaConfig(limit_scale=0.1), repair=RepairConfig(windowed_min_instances=1))
+    result = run_physical(work / "counter.v", "counter", None, tmp_path / "windowed", cfg)
+    m = result.metrics
+    assert m["closer__antenna__repair_rounds"] >= 1 and m["detailedroute__antenna__violating__nets"] == 0
+    drcs = [s["metrics"] for s in result.steps if s["step"] == "Drc"]
+    assert drcs[0]["closer__drc__windows"] == 0  # after the full route: the whole chip
+    assert len(drcs) == 1 + m["closer__antenna__repair_rounds"] and all(d["closer__drc__windows"] > 0 for d in drcs[1:])
+    assert m["closer__drc__windowed_total"] == m["closer__drc__whole_total"] == m["detailedroute__route__drc_errors"] == 0
+    assert m["closer__signoff__official_drc__errors"] == 0 and m["closer__signoff__lvs__clean"] is True
+    assert m["closer__gate__signoff__pass"] is True
 
 
 @pytest.mark.slow

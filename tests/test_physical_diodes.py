@@ -140,3 +140,16 @@ def test_a_piece_that_still_violates_with_its_diodes_gets_as_many_more_as_its_ru
     assert diodes.more_diodes([far], {("n", "g1")}, tech, area) == []
     # the tightened test limits need more: at a tenth the same piece is beyond eight diodes
     assert diodes.more_diodes([v], {("n", "g1")}, tech, area, limit_scale=0.1) == []
+
+
+def test_moved_components_are_the_boxes_where_cells_changed_before_and_after(macros):
+    """An incremental round's DRC windows for its cells: a fill cell gave way to a diode (both
+    boxes), a resized cell (its old and its wider new box); nothing for a DEF compared with itself."""
+    assert incremental.moved_components(ROUTED, ROUTED, macros) == []
+    diode = incremental.moved_components(ROUTED, PLACED, macros)
+    fill_w, diode_w = macros["sky130_fd_sc_hd__fill_2"].width, macros[diodes.DIODE_CELL].width
+    assert sorted(diode) == sorted([(2.76, 0.0, 2.76 + fill_w, 2.72), (2.76, 0.0, 2.76 + diode_w, 2.72)])
+    resized = PLACED.replace("u1 sky130_fd_sc_hd__buf_2", "u1 sky130_fd_sc_hd__buf_4")
+    boxes = incremental.moved_components(PLACED, resized, macros)
+    assert sorted(b[2] for b in boxes) == sorted([macros["sky130_fd_sc_hd__buf_2"].width, macros["sky130_fd_sc_hd__buf_4"].width])
+    assert all(b[:2] == (0.0, 0.0) for b in boxes)

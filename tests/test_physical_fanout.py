@@ -131,8 +131,8 @@ def test_gcd_rebuffered_routes_clean_and_stays_equivalent(gcd_rebuffered, repo, 
     assert 0 < m["closer__fanout__removed"] <= synthesized.read_text().count("sky130_fd_sc_hd__buf_")
     assert m["closer__fanout__buffers"] > 0 and m["closer__fanout__levels"] >= 2
     assert m["closer__route__unrouted_nets"] == 0 and m["closer__signoff__lvs__clean"] is True
-    if "closer__repair__windowed_drc" in m:  # a round was kept: its windowed DRC is the whole chip's
-        assert m["closer__repair__windowed_drc"] == m["closer__repair__whole_drc"]
+    if "closer__drc__windowed_total" in m:  # a round was kept: its windowed DRC is the whole chip's
+        assert m["closer__drc__windowed_total"] == m["closer__drc__whole_total"]
     phys = result.metadata.parent
     final = Path(json.loads(result.metadata.read_text())["provenance"]["physical"]["design"]["netlist"])
     assert final.name != synthesized.name

@@ -41,6 +41,27 @@ def cell_windows(cells: Iterable[Placed], macros: dict[str, Macro]) -> list[repa
     return out
 
 
+_COMPONENT = re.compile(r"^- (\S+) (\S+) \+ (?:PLACED|FIXED) \( (-?\d+) (-?\d+) \) (\S+) ;", re.M)
+
+
+def _components(placed_def: str) -> dict[str, tuple[str, int, int, str]]:
+    return {m[1]: (m[2], int(m[3]), int(m[4]), m[5]) for m in _COMPONENT.finditer(placed_def)}
+
+
+def moved_components(before: str, after: str, macros: dict[str, Macro]) -> list[tuple[float, float, float, float]]:
+    """The boxes (µm) of the components that two placed DEFs do not share (added, removed, resized,
+    moved, flipped: the fill around a changed cell included), where they stood and where they stand."""
+    old, new = _components(before), _components(after)
+    out = []
+    for name in old.keys() | new.keys():
+        if old.get(name) == new.get(name):
+            continue
+        for master, x, y, _ in (c for c in (old.get(name), new.get(name)) if c is not None):
+            m = macros[master]
+            out.append((x / DBU, y / DBU, x / DBU + m.width, y / DBU + m.height))
+    return out
+
+
 def with_new_cells(routed_def: str, placed_def: str, nets: set[str]) -> str:
     """The routed DEF with the placed DEF's COMPONENTS (the new and changed cells, the fill around
     them) and NETS entries of `nets` (their new connections, unrouted; a net new in the placed DEF

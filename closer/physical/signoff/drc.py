@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from closer import procs
 from closer.errors import InputError
 from closer.physical.signoff.drc_deck import RULES, Rule
 from closer.physical.signoff.gds import LAYERS
@@ -98,12 +99,37 @@ def _bbox_um(obj, dbu: float) -> tuple[float, float, float, float]:
     return (b.left * dbu, b.bottom * dbu, b.right * dbu, b.top * dbu)
 
 
+_SHARED: list = []  # (layout, top) a forked worker checks (set only while the workers run)
+
+
+def _check_group(rules: tuple[Rule, ...]) -> list[tuple[str, list[tuple[str, str, BoxUm]]]]:
+    """In a forked worker: each rule's markers as (kind, text, µm box), to cross the process boundary."""
+    layout, top = _SHARED[0]
+    regions = _regions(layout, top)
+    out = []
+    for rule in rules:
+        found = []
+        for o in _check(rule, regions, layout.dbu):
+            d = o.to_dtype(layout.dbu)
+            found.append((type(d).__name__, str(d), _bbox_um(o, layout.dbu)))
+        out.append((rule.name, found))
+    return out
+
+
+def _from_text(kind: str, text: str):
+    import klayout.db as kdb
+
+    return {"DEdgePair": kdb.DEdgePair, "DPolygon": kdb.DPolygon}[kind].from_s(text)
+
+
 def run_drc(gds: Path, out_dir: Path | None = None, rules: tuple[Rule, ...] = RULES,
             top_name: str | None = None, windows: list[BoxUm] | None = None,
-            base: DrcResult | None = None) -> DrcResult:
+            base: DrcResult | None = None, jobs: int = 1) -> DrcResult:
     """The deck on the whole GDS; with `windows` (µm) and `base` (the whole-chip result of a
     layout that differs from this one only inside the windows), only the windows are checked:
-    the markers touching a window come from this GDS, the others from `base`."""
+    the markers touching a window come from this GDS, the others from `base`. With `jobs` > 1 a
+    whole-chip check runs its rules in that many forked processes, a layer's rules together (each
+    process flattens the layers its rules read)."""
     import klayout.db as kdb
     import klayout.rdb as rdb
 
@@ -122,7 +148,19 @@ def run_drc(gds: Path, out_dir: Path | None = None, rules: tuple[Rule, ...] = RU
         grow = round(WINDOW_CONTEXT_UM / layout.dbu)
         near = kdb.Region([kdb.Box(round(w[0] / layout.dbu) - grow, round(w[1] / layout.dbu) - grow,
                                    round(w[2] / layout.dbu) + grow, round(w[3] / layout.dbu) + grow) for w in windows])
-    regions = _regions(layout, top, near)
+    if jobs > 1 and windows is None:
+        groups = [tuple(r for r in rules if r.layer == layer) for layer in dict.fromkeys(r.layer for r in rules)]
+        _SHARED.append((layout, top))
+        try:
+            with procs.worker_pool(min(jobs, len(groups))) as pool:
+                by_rule = {name: [(_from_text(kind, text), b) for kind, text, b in found]
+                           for part in pool.map(_check_group, groups) for name, found in part}
+        finally:
+            _SHARED.clear()
+    else:
+        regions = _regions(layout, top, near)
+        by_rule = {rule.name: [(o.to_dtype(layout.dbu), _bbox_um(o, layout.dbu)) for o in _check(rule, regions, layout.dbu)]
+                   for rule in rules}
     db = rdb.ReportDatabase("Closer sky130 BEOL DRC")
     db.top_cell_name = top.name
     rdb_cell = db.create_cell(top.name)
@@ -130,7 +168,7 @@ def run_drc(gds: Path, out_dir: Path | None = None, rules: tuple[Rule, ...] = RU
     examples: dict[str, list] = {}
     boxes: dict[str, list] = {}
     for rule in rules:
-        found = [(o.to_dtype(layout.dbu), _bbox_um(o, layout.dbu)) for o in _check(rule, regions, layout.dbu)]
+        found = by_rule[rule.name]
         if windows is not None:
             found = ([(o, b) for o, b in found if _touches(b, windows)]
                      + [(kdb.DBox(*b), b) for b in base.boxes.get(rule.name, []) if not _touches(b, windows)])

@@ -21,6 +21,7 @@ from pathlib import Path
 from closer.errors import InputError
 from closer.physical.io.defio import straps
 from closer.physical.floorplan.floorplan import DBU, IO_PIN_LEN, Layout, Placed, power_strip
+from closer.physical.signoff import probes
 from closer.physical.signoff.gds import LAYERS
 from closer.physical.io.lef import Macro
 from closer.physical.io.netlist import Netlist
@@ -110,14 +111,16 @@ def _obs_terminals(layout: Layout, netlist: Netlist, macros: dict[str, Macro]):
     return out
 
 
-def _extract(gds: Path):
+def _extract(gds: Path, points: dict[str, set[tuple[float, float]]]):
+    """Extract the conductors and cuts of `gds` (flat: one circuit) with a probe at each of
+    `points[layer]` (µm). Returns (probe key -> net name or None, dbu)."""
     import klayout.db as kdb
 
     layout = kdb.Layout()
     layout.read(str(gds))
     top = layout.top_cell()
-    # flat extraction: one circuit, so every probe returns a net of the same (top) circuit
     layout.flatten(top.cell_index(), -1, True)
+    probe_layers = probes.add_probe_layers(layout, top, points)
     l2n = kdb.LayoutToNetlist(kdb.RecursiveShapeIterator(layout, top, []))
     regions = {}
     for name in (*CONDUCTORS, *(c[0] for c in CUTS)):
@@ -131,25 +134,27 @@ def _extract(gds: Path):
         l2n.connect(regions[cut])
         l2n.connect(regions[cut], regions[below])
         l2n.connect(regions[cut], regions[above])
+    probe_regions = probes.connect_probes(l2n, probe_layers, regions)
     l2n.extract_netlist()
-    return l2n, regions
+    return probes.probed_nets(l2n, probe_regions, regions), layout.dbu
 
 
 def run_lvs(gds: Path, layout: Layout, netlist: Netlist, macros: dict[str, Macro],
             out_dir: Path | None = None) -> LvsResult:
-    import klayout.db as kdb
-
     start = time.monotonic()
     if not Path(gds).is_file():
         raise InputError(f"LVS input {gds} does not exist")
-    l2n, regions = _extract(gds)
-
-    def probe(layer: str, pt: tuple[float, float]):
-        net = l2n.probe_net(regions[layer], kdb.DPoint(*pt))
-        return None if net is None else net.cluster_id
-
     ref = reference_terminals(layout, netlist, macros)
     ref = {n: t for n, t in ref.items() if len(t) >= 2 or n in ("VPWR", "VGND")}
+    obs = _obs_terminals(layout, netlist, macros)
+    points: dict[str, set[tuple[float, float]]] = {}
+    for _, layer, pt in [t for terms in ref.values() for t in terms] + obs:
+        points.setdefault(layer, set()).add(pt)
+    found, dbu = _extract(gds, points)
+
+    def probe(layer: str, pt: tuple[float, float]):
+        return found[probes.key(layer, pt, dbu)]
+
     cluster_nets: dict[int, set[str]] = {}
     cluster_terms: dict[int, list[str]] = {}
     opens = []
@@ -166,7 +171,7 @@ def run_lvs(gds: Path, layout: Layout, netlist: Netlist, macros: dict[str, Macro
         if len(clusters) > 1 or None in clusters:
             opens.append({"net": net, "pieces": [sorted(v)[:6] for v in clusters.values()],
                           "unconnected_terminals": sorted(clusters.get(None, []))[:6]})
-    for label, layer, pt in _obs_terminals(layout, netlist, macros):
+    for label, layer, pt in obs:
         cid = probe(layer, pt)
         if cid is not None and cid in cluster_nets and not _obs_belongs(label, cluster_terms[cid]):
             cluster_nets[cid].add(f"<internal {label}>")

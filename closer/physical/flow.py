@@ -177,6 +177,9 @@ class Context:
     # rerouted nets' wiring before and after, the components that moved); the next Drc step checks
     # only there on designs of RepairConfig.windowed_min_instances and more
     changed_windows: list[drc.BoxUm] | None = None
+    # the GDS carries Cleanup's fills, which a GDS written again from the DEF lacks everywhere:
+    # drc_result is then no base for a windowed check
+    gds_cleaned: bool = False
     diode_sites: set[tuple[str, str]] = field(default_factory=set)  # (net, gate) pairs given a diode so far
     diode_rounds: int = 0  # antenna repair rounds so far, over every Antenna step (their records' numbers)
     diode_rounds_undone: list[int] = field(default_factory=list)  # of those, the rounds undone (worse layouts)
@@ -602,7 +605,8 @@ class Drc(Step):
 
     def run(self, ctx):
         changed, ctx.changed_windows = ctx.changed_windows, None
-        if changed is not None and ctx.drc_result is not None and _windowed(ctx):
+        cleaned, ctx.gds_cleaned = ctx.gds_cleaned, False
+        if changed is not None and ctx.drc_result is not None and not cleaned and _windowed(ctx):
             ctx.drc_result = drc.run_drc(ctx.paths.gds, ctx.paths.drc_dir, windows=changed, base=ctx.drc_result)
         else:
             ctx.drc_result = drc.run_drc(ctx.paths.gds, ctx.paths.drc_dir, jobs=ctx.config.check_jobs)
@@ -733,6 +737,7 @@ class Cleanup(Step):
                "closer__cleanup__area_fills": sum(islands.values()),
                "closer__cleanup__hole_fills": sum(holes.values())}
         if notches or islands or holes:
+            ctx.gds_cleaned = True
             ctx.drc_result = drc.run_drc(ctx.paths.gds, ctx.paths.drc_dir, jobs=ctx.config.check_jobs)
             ctx.lvs_result = lvs.run_lvs(ctx.paths.gds, ctx.layout, ctx.netlist, ctx.macros, ctx.paths.lvs_dir)
             out.update({**drc_metrics(ctx.drc_result), **lvs_metrics(ctx.lvs_result)})
@@ -904,7 +909,7 @@ class LayoutCheckpoint:
     state: dict[str, Any]
 
     FIELDS: ClassVar[tuple[str, ...]] = ("netlist", "layout", "access", "route_result", "drc_result", "lvs_result",
-                                         "antenna_result", "diode_sites", "metrics")
+                                         "antenna_result", "diode_sites", "metrics", "gds_cleaned")
     FILES: ClassVar[tuple[str, ...]] = ("placed_def", "router_lef", "final_def", "gds", "access_cache")
     DIRS: ClassVar[tuple[str, ...]] = ("drc_dir", "lvs_dir")
 

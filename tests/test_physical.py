@@ -204,6 +204,8 @@ def test_counter_is_clean_under_the_official_deck_and_antenna(counter_run):
 
 @pytest.mark.slow
 def test_official_deck_rejects_injected_feol_and_beol_violations(counter_run, pdk_paths, tmp_path):
+    """In one process, and with the deck's sections in two (BEOL; FEOL with off-grid) and their
+    reports merged: the same markers either way."""
     result, _ = counter_run
 
     def inject(layout, top):
@@ -213,6 +215,8 @@ def test_official_deck_rejects_injected_feol_and_beol_violations(counter_run, pd
     bad = _edit(result.gds, tmp_path / "bad.gds", inject)
     found = run_signoff_drc(bad, "counter", tmp_path / "drc", pdk_paths.signoff_drc_deck)
     assert found.counts["poly.1a"] >= 1 and found.counts["m1.1"] >= 1, found.nonzero()
+    split = run_signoff_drc(bad, "counter", tmp_path / "drc2", pdk_paths.signoff_drc_deck, jobs=2)
+    assert split.counts == found.counts and len(split.counts) > 200
     assert set(found.nonzero()) <= {"poly.1a", "m1.1", "m1.6"}  # nothing else: the rest of the layout is clean
 
 

@@ -771,7 +771,7 @@ class SignoffDrc(Step):
             whole_check = {**drc_metrics(ctx.drc_result), "closer__drc__windowed_total": windowed.total,
                            "closer__drc__whole_total": ctx.drc_result.total}
         ctx.signoff_drc_result = signoff_drc.run_signoff_drc(ctx.paths.gds, ctx.top, ctx.paths.signoff_drc_dir,
-                                                             ctx.pdk.signoff_drc_deck)
+                                                             ctx.pdk.signoff_drc_deck, ctx.config.check_jobs)
         return {**whole_check, **signoff_drc_metrics(ctx.signoff_drc_result)}
 
 

@@ -77,3 +77,15 @@ def test_windowed_drc_needs_its_base(routed):
     gds, _ = routed
     with pytest.raises(InputError, match="needs both"):
         drc.run_drc(gds, windows=[(0.0, 0.0, 1.0, 1.0)])
+
+
+def test_more_windows_than_the_limit_check_the_whole_chip(routed, tmp_path, monkeypatch):
+    """Past MAX_WINDOWS a windowed check would cost more than the whole one: the whole chip is
+    checked (windows 0), so even windows that miss the change find it."""
+    gds, _ = routed
+    base = drc.run_drc(gds)
+    changed = _with_rectangles(gds, tmp_path / "changed.gds", [(20.0, 20.0, 20.2, 20.2), (20.3, 20.0, 20.5, 20.2)])
+    monkeypatch.setattr(drc, "MAX_WINDOWS", 1)
+    many = drc.run_drc(changed, windows=[(5.0, 5.0, 6.0, 6.0), (7.0, 7.0, 8.0, 8.0)], base=base)
+    assert many.windows == 0 and many.counts == drc.run_drc(changed).counts != base.counts
+    assert drc.run_drc(changed, windows=[(5.0, 5.0, 6.0, 6.0)], base=base).counts == base.counts  # within the limit

@@ -607,7 +607,8 @@ class Drc(Step):
         changed, ctx.changed_windows = ctx.changed_windows, None
         cleaned, ctx.gds_cleaned = ctx.gds_cleaned, False
         if changed is not None and ctx.drc_result is not None and not cleaned and _windowed(ctx):
-            ctx.drc_result = drc.run_drc(ctx.paths.gds, ctx.paths.drc_dir, windows=changed, base=ctx.drc_result)
+            ctx.drc_result = drc.run_drc(ctx.paths.gds, ctx.paths.drc_dir, windows=changed, base=ctx.drc_result,
+                                         jobs=ctx.config.check_jobs)
         else:
             ctx.drc_result = drc.run_drc(ctx.paths.gds, ctx.paths.drc_dir, jobs=ctx.config.check_jobs)
         return {**drc_metrics(ctx.drc_result), "closer__drc__windows": ctx.drc_result.windows}
@@ -681,7 +682,7 @@ class Repair(Step):
                 cleanup.fill_same_net(gds_path)
             if windowed and base is not None and nets:
                 d = drc.run_drc(gds_path, rdir / "drc", windows=_net_windows((final_def, base.final_def), set(nets)),
-                                base=base.drc)
+                                base=base.drc, jobs=cfg.check_jobs)
             else:
                 d = drc.run_drc(gds_path, rdir / "drc", jobs=cfg.check_jobs)
             v = lvs.run_lvs(gds_path, ctx.layout, ctx.netlist, ctx.macros, rdir / "lvs")

@@ -277,6 +277,28 @@ def worker_pool(jobs: int, start_method: str = "fork") -> ProcessPoolExecutor:
                                initializer=die_with, initargs=(os.getpid(),))
 
 
+_FORK_SHARED: list = []  # what fork_map's workers inherit (set only while they run)
+
+
+def fork_map(fn, items: list, jobs: int, shared):
+    """`[fn(item, shared) for item in items]`, with `jobs` > 1 in that many forked workers
+    (`worker_pool`) that inherit `shared` as it stands (a KLayout layout read and flattened once:
+    nothing of it is pickled, only the items and the results cross). The results in `items`'s
+    order; on one job, or one item, in this process."""
+    if jobs <= 1 or len(items) <= 1:
+        return [fn(item, shared) for item in items]
+    _FORK_SHARED.append(shared)
+    try:
+        with worker_pool(min(jobs, len(items))) as pool:
+            return list(pool.map(_call_with_shared, [fn] * len(items), items))
+    finally:
+        _FORK_SHARED.clear()
+
+
+def _call_with_shared(fn, item):
+    return fn(item, _FORK_SHARED[0])
+
+
 # one line per change ("add PGID", "del PGID"); at EOF (this process closed or died) it kills the
 # groups still listed. Builtins only: nothing forks while it keeps the list.
 _WATCHDOG = """

@@ -290,3 +290,19 @@ def _cmdline(proc: psutil.Process) -> list[str]:
         return proc.cmdline()
     except psutil.NoSuchProcess:
         return []
+
+
+def _pid_and_shared(item: int, shared) -> tuple[int, int, int]:
+    return item, os.getpid(), shared["offset"](item)
+
+
+def test_fork_map_runs_in_forked_workers_that_inherit_what_is_shared():
+    """What the workers share is inherited by the fork, never pickled (a lambda cannot be); the
+    results come back in the items' order; one job runs in this process."""
+    from closer.procs import fork_map
+
+    shared = {"offset": lambda k: k + 100}
+    out = fork_map(_pid_and_shared, list(range(6)), 2, shared)
+    assert [(k, v) for k, _, v in out] == [(k, k + 100) for k in range(6)]
+    assert all(pid != os.getpid() for _, pid, _ in out)
+    assert {pid for _, pid, _ in fork_map(_pid_and_shared, [1, 2], 1, shared)} == {os.getpid()}

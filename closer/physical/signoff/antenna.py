@@ -146,16 +146,13 @@ def _checks_of(rule: AntennaRule | None, name: str):
 @dataclass
 class _Prepared:
     """The flattened GDS with its probes and what each level's check reads (a forked worker
-    inherits it: nothing of it is pickled)."""
+    inherits it: procs.fork_map)."""
     klay: object
     top: object
     terminals: list[_Terminal]
     probe_layers: dict[str, int]
     levels: dict[str, list[tuple[str, AntennaRule]]]  # metal -> (layer, rule) checked while it is etched
     limit_scale: float
-
-
-_PREPARED: list[_Prepared] = []  # the check forked workers run (set only while they run)
 
 
 def check_antenna(gds: Path, layout: Layout, netlist: Netlist, macros: dict[str, Macro], tech: Tech,
@@ -189,16 +186,8 @@ def check_antenna(gds: Path, layout: Layout, netlist: Netlist, macros: dict[str,
         if layers:
             levels[metal] = layers
     prepared = _Prepared(klay, top, terminals, probes.add_probe_layers(klay, top, points), levels, limit_scale)
-    order = list(reversed(levels))
-    if jobs > 1 and len(order) > 1:
-        _PREPARED.append(prepared)
-        try:
-            with procs.worker_pool(min(jobs, len(order))) as pool:
-                found = dict(zip(order, pool.map(_check_level, order)))
-        finally:
-            _PREPARED.clear()
-    else:
-        found = {metal: _check_level(metal, prepared) for metal in order}
+    order = list(reversed(levels))  # the highest levels extract the most: first
+    found = dict(zip(order, procs.fork_map(_check_level, order, jobs, prepared)))
     result = AntennaResult()
     for metal in levels:  # the report in METALS order, however the levels ran
         violations, checks, worst = found[metal]
@@ -215,9 +204,8 @@ def check_antenna(gds: Path, layout: Layout, netlist: Netlist, macros: dict[str,
     return result
 
 
-def _check_level(metal: str, prepared: _Prepared | None = None) -> tuple[list[AntennaViolation], int, float]:
+def _check_level(metal: str, pre: _Prepared) -> tuple[list[AntennaViolation], int, float]:
     """The checks while `metal` is etched: (violations, checks, worst ratio / limit)."""
-    pre = prepared or _PREPARED[0]
     klay, top = pre.klay, pre.top
     dbu = klay.dbu
     l2n, regions, found = _extract_up_to(klay, top, metal, pre.probe_layers)

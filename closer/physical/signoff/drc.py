@@ -103,12 +103,10 @@ def _bbox_um(obj, dbu: float) -> tuple[float, float, float, float]:
     return (b.left * dbu, b.bottom * dbu, b.right * dbu, b.top * dbu)
 
 
-_SHARED: list = []  # (layout, top) a forked worker checks (set only while the workers run)
-
-
-def _check_group(rules: tuple[Rule, ...]) -> list[tuple[str, list[tuple[str, str, BoxUm]]]]:
-    """In a forked worker: each rule's markers as (kind, text, µm box), to cross the process boundary."""
-    layout, top = _SHARED[0]
+def _check_group(rules: tuple[Rule, ...], shared) -> list[tuple[str, list[tuple[str, str, BoxUm]]]]:
+    """In a forked worker (procs.fork_map, `shared` the read layout and its top cell): each rule's
+    markers as (kind, text, µm box), to cross the process boundary."""
+    layout, top = shared
     regions = _regions(layout, top)
     out = []
     for rule in rules:
@@ -156,13 +154,8 @@ def run_drc(gds: Path, out_dir: Path | None = None, rules: tuple[Rule, ...] = RU
                                    round(w[2] / layout.dbu) + grow, round(w[3] / layout.dbu) + grow) for w in windows])
     if jobs > 1 and windows is None:
         groups = [tuple(r for r in rules if r.layer == layer) for layer in dict.fromkeys(r.layer for r in rules)]
-        _SHARED.append((layout, top))
-        try:
-            with procs.worker_pool(min(jobs, len(groups))) as pool:
-                by_rule = {name: [(_from_text(kind, text), b) for kind, text, b in found]
-                           for part in pool.map(_check_group, groups) for name, found in part}
-        finally:
-            _SHARED.clear()
+        by_rule = {name: [(_from_text(kind, text), b) for kind, text, b in found]
+                   for part in procs.fork_map(_check_group, groups, jobs, (layout, top)) for name, found in part}
     else:
         regions = _regions(layout, top, near)
         by_rule = {rule.name: [(o.to_dtype(layout.dbu), _bbox_um(o, layout.dbu)) for o in _check(rule, regions, layout.dbu)]

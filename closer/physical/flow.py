@@ -610,8 +610,13 @@ class Drc(Step):
             ctx.drc_result = drc.run_drc(ctx.paths.gds, ctx.paths.drc_dir, windows=changed, base=ctx.drc_result,
                                          jobs=ctx.config.check_jobs)
         else:
-            ctx.drc_result = drc.run_drc(ctx.paths.gds, ctx.paths.drc_dir, jobs=ctx.config.check_jobs)
+            ctx.drc_result = _whole_drc(ctx)
         return {**drc_metrics(ctx.drc_result), "closer__drc__windows": ctx.drc_result.windows}
+
+
+def _whole_drc(ctx: Context) -> drc.DrcResult:
+    """Closer's deck on the run's whole GDS, in `check_jobs` processes."""
+    return drc.run_drc(ctx.paths.gds, ctx.paths.drc_dir, jobs=ctx.config.check_jobs)
 
 
 def _windowed(ctx: Context) -> bool:
@@ -739,7 +744,7 @@ class Cleanup(Step):
                "closer__cleanup__hole_fills": sum(holes.values())}
         if notches or islands or holes:
             ctx.gds_cleaned = True
-            ctx.drc_result = drc.run_drc(ctx.paths.gds, ctx.paths.drc_dir, jobs=ctx.config.check_jobs)
+            ctx.drc_result = _whole_drc(ctx)
             ctx.lvs_result = lvs.run_lvs(ctx.paths.gds, ctx.layout, ctx.netlist, ctx.macros, ctx.paths.lvs_dir)
             out.update({**drc_metrics(ctx.drc_result), **lvs_metrics(ctx.lvs_result)})
         return out
@@ -768,7 +773,7 @@ class SignoffDrc(Step):
         if ctx.drc_result is not None and ctx.drc_result.windows:
             # the last Closer-deck result was pieced from windows (Drc, Repair): the whole chip once
             windowed = ctx.drc_result
-            ctx.drc_result = drc.run_drc(ctx.paths.gds, ctx.paths.drc_dir, jobs=ctx.config.check_jobs)
+            ctx.drc_result = _whole_drc(ctx)
             whole_check = {**drc_metrics(ctx.drc_result), "closer__drc__windowed_total": windowed.total,
                            "closer__drc__whole_total": ctx.drc_result.total}
         ctx.signoff_drc_result = signoff_drc.run_signoff_drc(ctx.paths.gds, ctx.top, ctx.paths.signoff_drc_dir,

@@ -127,7 +127,8 @@ def test_repair_keeps_only_strictly_better_rounds(tmp_path: Path, outcomes, expe
     def signoff(routed_def, rc, failed, rdir, base, nets):
         return _cand(rdir, next(results, 9))
 
-    best, log = repair.repair(first, reroute, signoff, lambda c, windows, grow: {"n1"}, tmp_path,
+    # each strategy's grow finds other nets here (a repeat of nets and obstructions is skipped)
+    best, log = repair.repair(first, reroute, signoff, lambda c, windows, grow: {f"n{grow}"}, tmp_path,
                               repair.RepairConfig(rounds=8, item_rounds=24))
     assert best.problems == expected_problems and len(log.rounds) == rounds
     assert sum(1 for e in log.rounds if e["result"] == "kept") == kept
@@ -138,6 +139,32 @@ def test_repair_keeps_only_strictly_better_rounds(tmp_path: Path, outcomes, expe
         assert base == best_so_far
         if entry["result"] == "kept":
             best_so_far = entry["after"]
+
+
+def test_a_round_that_repeats_nets_and_obstructions_from_the_same_layout_is_skipped(tmp_path: Path):
+    """qrouter is deterministic: the same nets, obstructions and starting layout give the same
+    round. Strategies that choose the same nets (an unrouted net's neighbourhood, say) run once
+    per layout; after a kept round the same choice runs again (the layout changed)."""
+    first = _cand(tmp_path, 4)
+    results = iter([9, 9, 3])  # batch S(0.3) worse, S(0.3, above) worse, S(0.3, no obstruction) better
+    ran: list[tuple] = []
+
+    def reroute(base, nets, before, rdir):
+        ran.append((base.problems, tuple(before)))
+        return rdir / "r.def", rdir / "r.rc", []
+
+    best, log = repair.repair(first, reroute, lambda *a: _cand(tmp_path, next(results, 9)),
+                              lambda c, windows, grow: {"n1"}, tmp_path, repair.RepairConfig(rounds=8, item_rounds=0))
+    assert len(ran) == len(set(ran))  # never the same round twice
+    done = [e for e in log.rounds if e["result"] != "repeat"]
+    repeats = [e for e in log.rounds if e["result"] == "repeat"]
+    # batch on 4 markers: S(0.3) ran, S(0.3, above) ran, S(1.0) = S(0.3) and S(1.0, above) = S(0.3, above)
+    # skipped, S(0.3, none) ran and was kept; from the new layout (3 markers) S(0.3) etc. run again
+    assert [e["result"] for e in done[:3]] == ["discarded", "discarded", "kept"]
+    assert [e["same_as_round"] for e in repeats[:2]] == [1, 2]
+    assert ran[3][0] == 3 and best.problems == 3
+    # a perturbed loop that forgot the layout in its key would skip the rounds after the kept one
+    assert len(done) > 3
 
 
 def test_problems_list_every_marker_and_lvs_error(tmp_path: Path):

@@ -647,6 +647,7 @@ class Repair(Step):
         if limit is not None and r.failed_nets > limit:
             return {"closer__repair__skipped": "unrouted nets", "closer__repair__skipped_unrouted_nets": r.failed_nets,
                     "closer__repair__rounds": 0, "closer__repair__kept": 0, "closer__repair__out_of_time": False,
+                    "closer__repair__repeats_skipped": 0,
                     "closer__route__unrouted_nets": r.failed_nets, "closer__route__failed_net_names": r.failed[:50],
                     **drc_metrics(ctx.drc_result), **lvs_metrics(ctx.lvs_result)}
 
@@ -712,6 +713,7 @@ class Repair(Step):
                 "closer__repair__rounds": sum(1 for e in log.rounds if e.get("result") in ("kept", "discarded")),
                 "closer__repair__out_of_time": bool(cut) or any(e.get("result") == "out of time" for e in log.rounds),
                 "closer__repair__kept": sum(1 for e in log.rounds if e.get("result") == "kept"),
+                "closer__repair__repeats_skipped": sum(1 for e in log.rounds if e.get("result") == "repeat"),
                 "closer__route__unrouted_nets": ctx.route_result.failed_nets,
                 "closer__route__failed_net_names": ctx.route_result.failed[:50],
                 **drc_metrics(ctx.drc_result), **lvs_metrics(ctx.lvs_result)}

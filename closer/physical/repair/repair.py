@@ -287,8 +287,12 @@ def repair(first: Candidate, reroute: Callable[[Candidate, set[str], list[str], 
         the candidate the round started from, `nets`: the nets it rerouted)
     find_nets(candidate, windows, grow_um) -> the nets with wiring in the grown windows
     """
-    state = {"best": first, "k": 0}
+    state = {"best": first, "k": 0, "base": 0}  # base: the round that made `best`
     log = RepairLog()
+    # qrouter is deterministic: the same nets rerouted with the same obstructions from the same
+    # layout give the same round, so a repeat is skipped (PicoRV32: one repair ran six identical
+    # rounds of ~100 s on an unrouted net whose strategies all chose the same nets)
+    tried_rounds: dict[tuple, int] = {}
     cpu_end = procs.tree_cpu_s() + cfg.max_cpu_s
 
     def out_of_time() -> bool:
@@ -303,11 +307,17 @@ def repair(first: Candidate, reroute: Callable[[Candidate, set[str], list[str], 
         nets = set(problem.nets) | (find_nets(best, problem.windows, s.nets_grow_um) if problem.windows else set())
         if not nets:
             return False
+        before = obstructions(problem.windows, s.obstruct_grow_um, s.above) if s.obstruct and cfg.obstruct else []
+        key = (state["base"], frozenset(nets), tuple(before))
+        if key in tried_rounds:
+            log.rounds.append({"round": None, "phase": phase, "problem": problem.label, "strategy": s.__dict__,
+                               "result": "repeat", "same_as_round": tried_rounds[key]})
+            return False
         state["k"] += 1
+        tried_rounds[key] = state["k"]
         rdir = work / f"round{state['k']}"
         shutil.rmtree(rdir, ignore_errors=True)
         rdir.mkdir(parents=True)
-        before = obstructions(problem.windows, s.obstruct_grow_um, s.above) if s.obstruct and cfg.obstruct else []
         routed_def, rc, failed = reroute(best, nets, before, rdir)
         cand = signoff(routed_def, rc, failed, rdir, best, nets)
         kept = cand.problems < best.problems
@@ -317,7 +327,7 @@ def repair(first: Candidate, reroute: Callable[[Candidate, set[str], list[str], 
                            "lvs_shorts": len(cand.lvs.shorts), "unrouted": len(cand.failed),
                            "result": "kept" if kept else "discarded"})
         if kept:
-            state["best"] = cand
+            state["best"], state["base"] = cand, state["k"]
         return kept
 
     strategy = 0

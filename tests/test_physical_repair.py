@@ -167,6 +167,31 @@ def test_a_round_that_repeats_nets_and_obstructions_from_the_same_layout_is_skip
     assert len(done) > 3
 
 
+def test_an_unrouted_net_is_rerouted_alone_then_with_the_nets_wired_around_its_cells(tmp_path: Path):
+    first = _cand(tmp_path, 0, failed=("u",))
+    ran: list[tuple[set[str], list[str]]] = []
+
+    def reroute(base, nets, before, rdir):
+        ran.append((set(nets), before))
+        return rdir / "r.def", rdir / "r.rc", []
+
+    around = [("li1", (1.0, 1.0, 3.0, 3.7))]
+
+    def find_nets(cand, windows, grow):
+        assert windows == around
+        return {"u"} | ({"near"} if grow >= 1.0 else set()) | ({"farther"} if grow >= 3.0 else set())
+
+    never_better = lambda *a: _cand(tmp_path, 0, failed=("u",))  # noqa: E731
+    repair.repair(first, reroute, never_better, find_nets, tmp_path, repair.RepairConfig(rounds=0),
+                  net_windows=lambda net: around)
+    assert [r[0] for r in ran] == [{"u"}, {"u", "near"}, {"u", "near", "farther"}]
+    assert all(before == [] for _, before in ran)  # a net's windows never become obstructions
+    # without the cells' windows the net has one thing to try (qrouter is deterministic)
+    ran.clear()
+    repair.repair(first, reroute, never_better, find_nets, tmp_path, repair.RepairConfig(rounds=0))
+    assert [r[0] for r in ran] == [{"u"}]
+
+
 def test_problems_list_every_marker_and_lvs_error(tmp_path: Path):
     cand = _cand(tmp_path, 2, shorts=1, failed=("u",))
     labels = [p.label for p in repair.problems_of(cand)]

@@ -697,7 +697,10 @@ class Repair(Step):
         def find_nets(cand, windows, grow):
             return repair.nets_at(cand.final_def, ctx.pdk.tech_lef, ctx.paths.router_lef, windows, grow)
 
-        best, log = repair.repair(first, reroute, signoff, find_nets, work, cfg.repair)
+        def net_windows(net):
+            return incremental.net_cell_windows(ctx.netlist, ctx.layout.cells, ctx.macros, net)
+
+        best, log = repair.repair(first, reroute, signoff, find_nets, work, cfg.repair, net_windows)
         work.mkdir(parents=True, exist_ok=True)
         (work / "repair.json").write_text(json.dumps(log.rounds, indent=1))
         if best.final_def != ctx.paths.final_def:

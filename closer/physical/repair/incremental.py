@@ -41,6 +41,14 @@ def cell_windows(cells: Iterable[Placed], macros: dict[str, Macro]) -> list[repa
     return out
 
 
+def net_cell_windows(netlist: Netlist, cells: dict[str, Placed], macros: dict[str, Macro],
+                     net: str) -> list[repair.Window]:
+    """The boxes of the cells on `net`'s pins, as li1 and via windows (li1, met1 and met2 wiring
+    inside: what walls in their pins' access)."""
+    boxes = cell_windows((cells[i] for i, _ in netlist.nets.get(net, []) if i in cells), macros)
+    return [(layer, box) for _, box in boxes for layer in ("li1", "via")]
+
+
 _COMPONENT = re.compile(r"^- (\S+) (\S+) \+ (?:PLACED|FIXED) \( (-?\d+) (-?\d+) \) (\S+) ;", re.M)
 
 

@@ -248,10 +248,15 @@ STRATEGIES: tuple[Strategy, ...] = (
 ITEM_STRATEGIES: dict[str, tuple[Strategy, ...]] = {
     "drc": (Strategy(0.3, True, 0.15, above=True), Strategy(0.3), Strategy(1.0), Strategy(0.3, obstruct=False)),
     "short": (Strategy(0.3), Strategy(0.3, obstruct=False)),
-    "net": (Strategy(0.0, obstruct=False),),
+    # the net alone first; then with the nets wired around its cells (`NetWindows`): a held
+    # reroute's unrouted net is walled in by kept wiring near its pins, and the net alone comes
+    # back unrouted round after round (PicoRV32, setup repair's diode round: six rounds of ~100 s)
+    "net": (Strategy(0.0, obstruct=False), Strategy(1.0, obstruct=False), Strategy(3.0, obstruct=False)),
 }
 
 FindNets = Callable[[Candidate, list[Window], float], set[str]]
+# a net -> the windows around its cells (where the wiring that walls in its pins lies)
+NetWindows = Callable[[str], list[Window]]
 
 
 @dataclass
@@ -264,9 +269,12 @@ class Problem:
     nets: set[str] = field(default_factory=set)
 
 
-def problems_of(cand: Candidate) -> list[Problem]:
-    out = [Problem(f"unrouted {n}", "net", nets={n}) for n in cand.failed]
-    out += [Problem(f"lvs open {o['net']}", "net", nets={o["net"]}) for o in cand.lvs.opens]
+def problems_of(cand: Candidate, net_windows: NetWindows | None = None) -> list[Problem]:
+    def around(net: str) -> list[Window]:
+        return net_windows(net) if net_windows else []
+
+    out = [Problem(f"unrouted {n}", "net", around(n), nets={n}) for n in cand.failed]
+    out += [Problem(f"lvs open {o['net']}", "net", around(o["net"]), nets={o["net"]}) for o in cand.lvs.opens]
     for i, s in enumerate(cand.lvs.shorts):
         windows = cand.short_windows[i] if i < len(cand.short_windows) else []
         out.append(Problem(f"lvs short {'/'.join(s['nets'][:3])}", "short", windows=windows,
@@ -277,7 +285,7 @@ def problems_of(cand: Candidate) -> list[Problem]:
 
 def repair(first: Candidate, reroute: Callable[[Candidate, set[str], list[str], Path], tuple[Path, Path, list[str]]],
            signoff: Callable[[Path, Path, list[str], Path, Candidate, set[str]], Candidate], find_nets: FindNets, work: Path,
-           cfg: RepairConfig) -> tuple[Candidate, RepairLog]:
+           cfg: RepairConfig, net_windows: NetWindows | None = None) -> tuple[Candidate, RepairLog]:
     """Rip-up-and-reroute rounds; returns the best candidate (a round is kept only when the
     signed-off result has strictly fewer problems).
 
@@ -286,6 +294,8 @@ def repair(first: Candidate, reroute: Callable[[Candidate, set[str], list[str], 
     signoff(routed_def, rc, failed, dir, base, nets) -> Candidate: finalize, GDS, DRC, LVS (`base`:
         the candidate the round started from, `nets`: the nets it rerouted)
     find_nets(candidate, windows, grow_um) -> the nets with wiring in the grown windows
+    net_windows(net) -> the windows around a net's cells, for an unrouted net or an open (whose
+        strategies with a grow reroute the nets wired there too; no obstruction is added)
     """
     state = {"best": first, "k": 0, "base": 0}  # base: the round that made `best`
     log = RepairLog()
@@ -304,10 +314,13 @@ def repair(first: Candidate, reroute: Callable[[Candidate, set[str], list[str], 
 
     def attempt(problem: Problem, s: Strategy, phase: str) -> bool:
         best = state["best"]
-        nets = set(problem.nets) | (find_nets(best, problem.windows, s.nets_grow_um) if problem.windows else set())
+        # a net problem's windows are where to look for neighbours: with no grow, the net alone
+        grown = problem.windows and (problem.kind != "net" or s.nets_grow_um > 0)
+        nets = set(problem.nets) | (find_nets(best, problem.windows, s.nets_grow_um) if grown else set())
         if not nets:
             return False
-        before = obstructions(problem.windows, s.obstruct_grow_um, s.above) if s.obstruct and cfg.obstruct else []
+        obstruct = s.obstruct and cfg.obstruct and problem.kind != "net"
+        before = obstructions(problem.windows, s.obstruct_grow_um, s.above) if obstruct else []
         key = (state["base"], frozenset(nets), tuple(before))
         if key in tried_rounds:
             log.rounds.append({"round": None, "phase": phase, "problem": problem.label, "strategy": s.__dict__,
@@ -332,7 +345,7 @@ def repair(first: Candidate, reroute: Callable[[Candidate, set[str], list[str], 
 
     strategy = 0
     while state["k"] < cfg.rounds and state["best"].problems and strategy < len(STRATEGIES) and not out_of_time():
-        items = problems_of(state["best"])
+        items = problems_of(state["best"], net_windows)
         # the batch obstructs DRC markers only: a short's located windows are long stretches of
         # two wires, and blocking them all at once cost more than it fixed (measured on gcd)
         batch = Problem("all", "batch", [w for p in items if p.kind == "drc" for w in p.windows],
@@ -340,7 +353,7 @@ def repair(first: Candidate, reroute: Callable[[Candidate, set[str], list[str], 
         strategy = 0 if attempt(batch, STRATEGIES[strategy], "batch") else strategy + 1
     tried: set[str] = set()  # problems are recomputed after a kept round (it may fix others too)
     while True:
-        todo = [p for p in problems_of(state["best"]) if p.label not in tried]
+        todo = [p for p in problems_of(state["best"], net_windows) if p.label not in tried]
         if not todo:
             return state["best"], log
         problem = todo[0]

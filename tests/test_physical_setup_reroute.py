@@ -137,3 +137,27 @@ def test_problems_the_layout_already_had_do_not_send_a_round_to_the_full_reroute
     assert m[f"{ROUND}__full_reroute"] is False
     assert "Route" not in _steps_after_sizing(tmp_path / "phys")
     _assert_signed_off(m)
+
+
+def test_a_large_design_is_sized_on_the_routed_layout_before_its_first_sign_off(counter_v, tmp_path):
+    """RoutedSetupRepair (on from `routed_min_instances`, here 1): STA on the router's parasitics,
+    a sizing round, the changed cells' nets rerouted held, then the first sign-off checks it all.
+    Two-way: the signed-off slack SetupRepair starts from is better than the routed layout's
+    (the default path, the tests above, has SetupRepair find the counter failing)."""
+    from closer.physical.repair.sizing import SizingConfig
+
+    key = "closer__routed_setup_repair"
+    m = run_physical(counter_v, "counter", None, tmp_path / "phys",
+                     _config(sizing=SizingConfig(routed_min_instances=1))).metrics
+    assert m[f"{key}__skipped"] is None and m[f"{key}__rounds"] >= 1
+    assert m[f"{key}__round1__{SS}__ws_before"] < 0 and m[f"{key}__round1__{SS}__resized"] >= 1
+    record = json.loads((tmp_path / "phys" / "route" / "routed_setup1" / "setup_repair.json").read_text())
+    assert len(record["cells"]) >= m[f"{key}__round1__{SS}__resized"] and record["unrouted"] == []
+    names = [s["step"] for s in json.loads((tmp_path / "phys" / "steps.json").read_text())]
+    sized = names.index("RoutedSetupRepair")
+    assert names.index("Sta") < sized < names.index("Gds") and "Route" not in names[sized:]
+    assert m[f"closer__setup_repair__ws_before__{SS}"] > m[f"{key}__round1__{SS}__ws_before"]
+    _assert_signed_off(m)
+    # below the threshold (the default for the counter) the step records why it did not run
+    small = run_physical(counter_v, "counter", None, tmp_path / "small", _config(), stop_after="RoutedSetupRepair")
+    assert small.metrics[f"{key}__skipped"] == "off for this design" and small.metrics[f"{key}__rounds"] == 0

@@ -122,7 +122,9 @@ class PnrTask(ASICTask):
         route = RouteConfig(**({"max_passes": passes} if passes is not None else {}))
         repair = RepairConfig() if rounds is None else RepairConfig(rounds=rounds, item_rounds=3 * rounds)
         timing_rounds = self.get("var", "timing_repair_rounds")
-        sizing = SizingConfig() if timing_rounds is None else SizingConfig(max_rounds=timing_rounds)
+        # 0 turns the timing repair off, the rounds on the routed layout before sign-off included
+        sizing = SizingConfig() if timing_rounds is None else SizingConfig(
+            max_rounds=timing_rounds, routed_rounds=min(timing_rounds, SizingConfig.routed_rounds))
         policy = SdcPolicy(allow=frozenset(self.get("var", "sdc_exceptions") or []))
         seed, corners = self.get("var", "place_seed"), self.get("var", "corners")
         place = PlaceConfig(seed=seed or 0)

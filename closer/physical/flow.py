@@ -1079,24 +1079,12 @@ class SetupRepair(Step):
             out[f"closer__setup_repair__ws_before__{corner}"] = ws
         rounds = 0
         while cfg.enabled and rounds < cfg.max_rounds:
-            failing = {c: ws for c, ws in _setup_ws_by_corner(ctx).items() if ws is not None and ws < 0}
-            drv = {c: n for c, n in _drv_violations_by_corner(ctx).items() if n and cfg.drv_repair}
-            if not failing and not drv:
+            corner = _sizing_corner(ctx)
+            if corner is None:
                 break
-            corner = min(failing, key=failing.get) if failing else max(drv, key=drv.get)
-            result = sizing.size_for_setup(corner, ctx.liberties(corner), ctx.netlist_v, ctx.top,
-                                           _timing_sdc(ctx), ctx.paths.spef,
-                                           bool(ctx.metrics.get("closer__cts__buffers")), ctx.netlist,
-                                           ctx.macros, cfg, ctx.paths.sta_dir / "sizing" / f"round{rounds + 1}",
-                                           _cap_drivers(ctx, corner))
             rounds += 1
-            # OpenSTA's own before/after on the round's SPEF (the sign-off numbers come from the reroute)
             key = f"closer__setup_repair__round{rounds}__{corner}"
-            out.update({f"{key}__resized": len(result.resized), f"{key}__ws_before": result.ws_before_ns,
-                        f"{key}__ws_after": result.ws_after_ns, f"{key}__tns_before": result.tns_before_ns,
-                        f"{key}__tns_after": result.tns_after_ns})
-            out[f"{key}__buffers"] = len(result.isolations)
-            out[f"{key}__drv_resized"] = result.drv_resized
+            result = _size(ctx, corner, ctx.paths.sta_dir / "sizing" / f"round{rounds}", key, out)
             if not result.resized and not result.isolations:
                 break
             out["closer__setup_repair__resized"] += len(result.resized)
@@ -1109,6 +1097,82 @@ class SetupRepair(Step):
         out["closer__setup_repair__rounds"] = rounds
         for corner, ws in _setup_ws_by_corner(ctx).items():
             out[f"closer__setup_repair__ws_after__{corner}"] = ws
+        return out
+
+
+def _sizing_corner(ctx: Context) -> str | None:
+    """Where a sizing round works: the corner with the worst failing setup slack, else the one
+    with the most max-slew/max-cap violations (with `SizingConfig.drv_repair`); None: nothing due."""
+    failing = {c: ws for c, ws in _setup_ws_by_corner(ctx).items() if ws is not None and ws < 0}
+    drv = {c: n for c, n in _drv_violations_by_corner(ctx).items() if n and ctx.config.sizing.drv_repair}
+    if failing:
+        return min(failing, key=failing.get)
+    return max(drv, key=drv.get) if drv else None
+
+
+def _size(ctx: Context, corner: str, folder: Path, key: str, out: dict[str, Any]) -> sizing.SizingResult:
+    """One OpenSTA sizing round at `corner` on the run's SPEF; its own before/after go to `out`
+    under `key` (the sign-off numbers come from the reroute)."""
+    result = sizing.size_for_setup(corner, ctx.liberties(corner), ctx.netlist_v, ctx.top, _timing_sdc(ctx),
+                                   ctx.paths.spef, bool(ctx.metrics.get("closer__cts__buffers")), ctx.netlist,
+                                   ctx.macros, ctx.config.sizing, folder, _cap_drivers(ctx, corner))
+    out.update({f"{key}__resized": len(result.resized), f"{key}__ws_before": result.ws_before_ns,
+                f"{key}__ws_after": result.ws_after_ns, f"{key}__tns_before": result.tns_before_ns,
+                f"{key}__tns_after": result.tns_after_ns, f"{key}__buffers": len(result.isolations),
+                f"{key}__drv_resized": result.drv_resized})
+    return result
+
+
+class RoutedSetupRepair(Step):
+    """Sizing on the routed layout before its first sign-off, on a large design
+    (`SizingConfig.routed_rounds` rounds from `routed_min_instances` instances): STA with the
+    router's parasitics, an OpenSTA sizing round as SetupRepair's, the changed cells' nets
+    rerouted held (`_reroute_changed_cells`), and no checks in between — the sign-off that follows
+    (Gds, Drc, Lvs, Repair) checks and mends the routing and the resizing at once. SetupRepair,
+    after the antenna repair, then only has what the diodes and repairs changed. On PicoRV32 each
+    of SetupRepair's rounds was a whole sign-off, antenna rounds included, and a held reroute its
+    repair could not mend sent a round to the full reroute (docs/physical.md).
+
+    Skipped while nets are unrouted (their parasitics are missing, and Replace or the repair may
+    change the layout wholesale)."""
+
+    id = "RoutedSetupRepair"
+    inputs = ("netlist", "layout", "route_result")
+    key = "closer__routed_setup_repair"
+
+    def run(self, ctx):
+        cfg = ctx.config.sizing
+        out: dict[str, Any] = {f"{self.key}__rounds": 0, f"{self.key}__resized": 0, f"{self.key}__skipped": None}
+        if not cfg.enabled or not cfg.routed_rounds or len(ctx.netlist.instances) < cfg.routed_min_instances:
+            out[f"{self.key}__skipped"] = "off for this design"
+            return out
+        if ctx.route_result.failed_nets:
+            out[f"{self.key}__skipped"] = "unrouted nets"
+            return out
+        rounds = 0
+        while rounds < cfg.routed_rounds:
+            run_steps(ctx, ("Sta",))
+            corner = _sizing_corner(ctx)
+            result = None
+            if corner is not None:
+                rounds += 1
+                key = f"{self.key}__round{rounds}__{corner}"
+                result = _size(ctx, corner, ctx.paths.sta_dir / "sizing" / f"routed{rounds}", key, out)
+            ctx.sta_results.clear()  # the sign-off STA comes after the sign-off
+            if result is None or (not result.resized and not result.isolations):
+                break
+            out[f"{self.key}__resized"] += len(result.resized)
+            changed = _apply_setup_repair(ctx, result)
+            nets = incremental.cell_nets(ctx.netlist, changed)
+            windows = incremental.cell_windows((ctx.layout.cells[n] for n in changed), ctx.macros)
+            chosen = _reroute_changed_cells(ctx, nets, windows, ctx.paths.route_dir / f"routed_setup{rounds}",
+                                            {"cells": sorted(changed), "cell_nets": sorted(nets)},
+                                            "setup_repair.json")
+            out[f"{key}__rerouted_nets"] = len(chosen)
+            out[f"{key}__unrouted"] = ctx.route_result.failed_nets
+            # a whole check follows: the reroute's windows are not against a checked layout
+            ctx.changed_windows = None
+        out[f"{self.key}__rounds"] = rounds
         return out
 
 
@@ -1207,7 +1271,8 @@ class Metrics(Step):
 
 
 STEPS: tuple[type[Step], ...] = (ReadNetlist, Unbuffer, Floorplan, Place, FanoutTree, ClockTree, HoldRepair, Fill, WriteDef, PinAccess,
-                                 Route, Replace, Gds, Drc, Lvs, Repair, Cleanup, ReplaceAfterRepair, Antenna, Sta,
+                                 Route, Replace, RoutedSetupRepair, Gds, Drc, Lvs, Repair, Cleanup, ReplaceAfterRepair,
+                                 Antenna, Sta,
                                  SetupRepair, SignoffDrc, Metrics)
 
 

@@ -61,7 +61,7 @@ class SizingConfig:
     # sizing rounds on the routed layout before its first sign-off (flow.RoutedSetupRepair), from
     # this many instances: there a sign-off (antenna rounds included) costs minutes, and the first
     # one can check the resized cells' reroute with the routing's own
-    routed_rounds: int = 1
+    routed_rounds: int = 2
     routed_min_instances: int = 3000
 
 

@@ -392,8 +392,7 @@ def finalize_def(routed_def: Path, layout: Layout, netlist: Netlist, macros: dic
     L1M1_PR vias (one per connected pin) as special wiring of their nets. Nets qrouter left
     unrouted get no access vias: their pads would be dangling metal (they are opens anyway)."""
     skip = set(failed or [])
-    text, _ = snap_offset_segments(routed_def.read_text())
-    text, _ = snap_offset_wires_to_net_rows(text)
+    text = on_grid_rows(routed_def.read_text())
     end_nets = text.index("END NETS")
     tail = text[end_nets:]
     stubs: list[str] = []
@@ -450,6 +449,17 @@ GRID_Y0, GRID_PITCH = 170, 340  # qrouter's y grid for every horizontal layer (D
 _OFFSET_SEG = re.compile(
     r"(?P<head>(?:NEW|\+ ROUTED) (?P<layer>met1|met3)) \( (?P<xa>-?\d+) (?P<yo>-?\d+) \) \( (?P<xb>-?\d+) \* \)"
     r"(?P<via> \w+)?(?P<rest>[^\n]*)\n(?P<next>\s*NEW \w+ \( (?P=xb) (?P<yg>-?\d+) \))")
+
+
+def on_grid_rows(def_text: str) -> str:
+    """qrouter's routed DEF with its offset wires back on the grid rows it routed them on (the
+    two passes below): the wiring the final DEF has, and the wiring a reroute must read. Read
+    as written, an offset wire lands on the neighbouring row ("Coordinate ... corrected to"),
+    and the row it really holds looks free: PicoRV32's first diode reroute put `fo_net_144` on
+    the met1 row under `fo_net_185`'s offset wire, an LVS short once both were finalized."""
+    text, _ = snap_offset_segments(def_text)
+    text, _ = snap_offset_wires_to_net_rows(text)
+    return text
 
 
 def snap_offset_segments(def_text: str) -> tuple[str, int]:
@@ -633,7 +643,9 @@ def reroute(tech_lef: Path, router_lef: Path, routed_def: Path, rc_file: Path, l
     binary = qrouter_binary()
     text = routed_def.read_text()
     partial = work / "partial.def"
-    partial.write_text(strip_routes(text, nets))
+    # the kept wiring as the final DEF has it (on_grid_rows); the spliced result keeps qrouter's
+    # form, which finalize_def puts on the rows again
+    partial.write_text(strip_routes(on_grid_rows(text), nets))
     start = text.index("\nNETS ")
     names = re.findall(r"\n- (\S+)", text[start:text.index("END NETS", start)])
     others = [n for n in names if n not in nets]

@@ -298,8 +298,11 @@ def _problems(m: dict) -> str:
 def step_points(steps: list[dict]) -> list[str]:
     """One table row per repair step and per sign-off STA, in the order the flow ran them."""
     setup = next((s["metrics"] for s in steps if s["step"] == "SetupRepair"), {})
-    rows, seen, sta_runs = [], {}, 0
-    for s in steps:
+    # RoutedSetupRepair's own STA runs are listed before it (a nested step ends first)
+    routed_at = next((i for i, s in enumerate(steps) if s["step"] == "RoutedSetupRepair"), -1)
+    routed = steps[routed_at]["metrics"] if routed_at >= 0 else {}
+    rows, seen, sta_runs, routed_runs = [], {}, 0, 0
+    for i, s in enumerate(steps):
         m, name = s["metrics"], s["step"]
         if name == "HoldRepair" and any(k.startswith("closer__hold_repair__") for k in m):
             k = "closer__hold_repair__{c}"
@@ -322,6 +325,17 @@ def step_points(steps: list[dict]) -> list[str]:
                               f"nets {m.get('closer__antenna__violating_nets_before_repair')} → "
                               f"{m.get('detailedroute__antenna__violating__nets')}, diodes "
                               f"{m.get('detailedroute__antenna_diodes_count')}"))
+        elif name == "Sta" and i < routed_at:
+            routed_runs += 1
+            rows.append(_sta_line(f"STA on the routed layout before sign-off ({routed_runs})", m))
+            for c in CORNERS:
+                key = f"closer__routed_setup_repair__round{routed_runs}__{c}"
+                if f"{key}__resized" in routed:
+                    rows.append(f"| RoutedSetupRepair round {routed_runs} at {c.split('_')[0]} (OpenSTA on the router's "
+                                f"SPEF, before → after; resized {routed[key + '__resized']}, of them for max-slew/cap "
+                                f"{routed.get(key + '__drv_resized', 0)}; {routed.get(key + '__rerouted_nets', 0)} nets "
+                                f"rerouted held) | {_fmt(routed[key + '__ws_before'])} → {_fmt(routed[key + '__ws_after'])} "
+                                f"| {_fmt(routed[key + '__tns_before'])} → {_fmt(routed[key + '__tns_after'])} | | | | | |")
         elif name == "Sta":
             if sta_runs:
                 for c in CORNERS:

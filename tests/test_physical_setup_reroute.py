@@ -169,6 +169,14 @@ def test_a_large_design_is_sized_on_the_routed_layout_before_its_first_sign_off(
     assert names.index("Sta") < sized < names.index("Gds") and "Route" not in names[sized:]
     assert m[f"closer__setup_repair__ws_before__{SS}"] > m[f"{key}__round1__{SS}__ws_before"]
     _assert_signed_off(m)
+    # the run's timing keys are the sign-off STA's, not those of the layout before sign-off
+    steps = json.loads((tmp_path / "phys" / "steps.json").read_text())
+    signoff_sta = [s["metrics"] for s in steps[names.index("Gds"):] if s["step"] == "Sta"][-1]
+    assert m[f"finish__timing__setup__ws__corner__{SS}"] == signoff_sta[f"finish__timing__setup__ws__corner__{SS}"]
     # below the threshold (the default for the counter) the step records why it did not run
     small = run_physical(counter_v, "counter", None, tmp_path / "small", _config(), stop_after="RoutedSetupRepair")
     assert small.metrics[f"{key}__skipped"] == "off for this design" and small.metrics[f"{key}__rounds"] == 0
+    sized = run_physical(counter_v, "counter", None, tmp_path / "sized",
+                         _config(sizing=SizingConfig(routed_min_instances=1)), stop_after="RoutedSetupRepair")
+    assert sized.metrics[f"{key}__rounds"] >= 1
+    assert not any(k.startswith("finish__timing") for k in sized.metrics)  # no sign-off STA yet

@@ -1149,7 +1149,7 @@ class RoutedSetupRepair(Step):
         if ctx.route_result.failed_nets:
             out[f"{self.key}__skipped"] = "unrouted nets"
             return out
-        rounds = 0
+        rounds, first_step, metrics_before = 0, len(ctx.steps), dict(ctx.metrics)
         while rounds < cfg.routed_rounds:
             run_steps(ctx, ("Sta",))
             corner = _sizing_corner(ctx)
@@ -1172,6 +1172,13 @@ class RoutedSetupRepair(Step):
             out[f"{key}__unrouted"] = ctx.route_result.failed_nets
             # a whole check follows: the reroute's windows are not against a checked layout
             ctx.changed_windows = None
+        # the timing of a layout not yet signed off stays in steps.json only: the run's metrics
+        # get the sign-off STA's (Sta after the antenna repair)
+        for name in {k for step in ctx.steps[first_step:] if step["step"] == "Sta" for k in step["metrics"]}:
+            if name in metrics_before:
+                ctx.metrics[name] = metrics_before[name]
+            else:
+                ctx.metrics.pop(name, None)
         out[f"{self.key}__rounds"] = rounds
         return out
 

@@ -102,3 +102,30 @@ def test_jog_of_a_nets_last_statement_goes_before_its_semicolon():
     assert count == 1
     assert "NEW met1 ( 41170 157250 ) ( 59110 * ) L1M1_PR \n  NEW met1 ( 41170 157250 ) ( * 157095 ) ;\n" in text
     assert text.count(";") == last.count(";") + HEAD.count(";")
+
+
+# recorded on firdma small (antenna round 1's repair): the offset wire ends in a via on the net's
+# own met2, whose end via is on the row 0.185 um below; both rows are free of other nets, and the
+# met2 covers both, so only the point at the wire's end tells the row
+FIRDMA_NET = """- _05802_
+  ( _11426_ X ) ( _11675_ B ) ( _11733_ B )
+  + USE SIGNAL 
++ ROUTED met1 ( 326370 183770 ) M1M2_PR 
+  NEW met2 ( 326370 183770 ) ( * 181050 ) M1M2_PR 
+  NEW met1 ( 326370 181050 ) ( 324070 * ) ( * 180895 ) 
+  NEW met1 ( 330510 181235 ) ( 326370 * ) M1M2_PR 
+  NEW met1 ( 342930 186150 ) ( 326370 * ) M1M2_PR 
+  NEW met2 ( 326370 186150 ) ( * 183770 ) ;"""
+
+
+def test_offset_wire_goes_to_the_row_of_the_nets_via_at_its_end():
+    text, count = snap_offset_wires_to_net_rows(HEAD + FIRDMA_NET + TAIL)
+    assert count == 1
+    assert "NEW met1 ( 330510 181050 ) ( 326370 * ) M1M2_PR" in text  # its via on the met2's end via
+    assert "NEW met1 ( 330510 181050 ) ( * 181235 )" in text  # the jog still reaches the tap
+    assert "181235 ) ( 326370" not in text
+    # two-way: with the net's point at the end moved off the rows, the wire has no evidence
+    moved = FIRDMA_NET.replace("( * 181050 ) M1M2_PR \n  NEW met1 ( 326370 181050 ) ( 324070 * ) ( * 180895 )",
+                               "( * 182410 ) M1M2_PR \n  NEW met1 ( 326370 182410 ) ( 324070 * )")
+    assert moved != FIRDMA_NET
+    assert snap_offset_wires_to_net_rows(HEAD + moved + TAIL) == (HEAD + moved + TAIL, 0)

@@ -538,7 +538,8 @@ def snap_offset_wires_to_net_rows(def_text: str) -> tuple[str, int]:
     within a pitch that no other net's routing on the layer crosses inside the wire's span:
     qrouter never puts two nets on one grid point. Measured on timer_arst `wide`: a mux A0 pad to
     flop Q wire written 0.185 um above its row, over another net's M1M2 pad on that row (the
-    short `_004_`/`bank_185_` every repair round rewrote)."""
+    short `_004_`/`bank_185_` every repair round rewrote). First of all, a point of the net at the
+    wire's far end on a row within a pitch is the row (the end via lands on the net's own via)."""
     count = 0
     start = def_text.index("\nNETS ")
     end = def_text.index("END NETS", start)
@@ -558,8 +559,12 @@ def snap_offset_wires_to_net_rows(def_text: str) -> tuple[str, int]:
             yo, xa, xb = int(m["yo"]), int(m["xa"]), int(m["xb"])
             if (yo - GRID_Y0) % GRID_PITCH == 0:
                 return m.group(0)
-            rows = {y for x, y in points if (y - GRID_Y0) % GRID_PITCH == 0 and abs(y - yo) < GRID_PITCH
-                    and min(xa, xb) < x < max(xa, xb)}
+            near = {(x, y) for x, y in points if (y - GRID_Y0) % GRID_PITCH == 0 and abs(y - yo) < GRID_PITCH}
+            # the wire's end via on the net's own routing at that x (firdma: the end of a met2 wire
+            # whose via sits on the row; left as written, the two cuts were 0.035 um apart, via.2)
+            rows = {y for x, y in near if x == xb}
+            if len(rows) != 1:
+                rows = {y for x, y in near if min(xa, xb) < x < max(xa, xb)}
             if len(rows) != 1:
                 below = yo - (yo - GRID_Y0) % GRID_PITCH
                 rows = {r for r in (rows or {below, below + GRID_PITCH}) if not taken(r, xa, xb, m["layer"], i)}

@@ -144,7 +144,8 @@ class Physical(SynthSettings):
                                "up to 3x as many single-problem rounds follow")
     timing_repair_rounds: int = Field(2, ge=0, le=4, description=(
         "post-route timing repair rounds (setup and max-slew/max-cap sizing, reroute, sign-off "
-        "again; 0: none)"))
+        "again; 0: none, also none of the sizing rounds a design of 3,000 instances and more gets "
+        "on its routed layout before sign-off, docs/physical.md `RoutedSetupRepair`)"))
     corners: list[str] | None = Field(None, min_length=1, description=(
         "STA corners of the physical flow (closer.pdk.ALL_CORNERS; default: closer.pdk.CORNERS); "
         "a task's physical conditions set it"))

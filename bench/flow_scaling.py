@@ -295,6 +295,13 @@ def _problems(m: dict) -> str:
             f"{m.get('closer__signoff__lvs__shorts', '–')} short")
 
 
+def _sizing_row(label: str, m: dict, key: str, extra: str) -> str:
+    """A sizing round's own OpenSTA before → after (`label` opens the parenthesis `extra` closes)."""
+    return (f"| {label}, before → after; resized {m[key + '__resized']}, of them for max-slew/cap "
+            f"{m.get(key + '__drv_resized', 0)}{extra}) | {_fmt(m[key + '__ws_before'])} → {_fmt(m[key + '__ws_after'])} "
+            f"| {_fmt(m[key + '__tns_before'])} → {_fmt(m[key + '__tns_after'])} | | | | | |")
+
+
 def step_points(steps: list[dict]) -> list[str]:
     """One table row per repair step and per sign-off STA, in the order the flow ran them."""
     setup = next((s["metrics"] for s in steps if s["step"] == "SetupRepair"), {})
@@ -331,21 +338,16 @@ def step_points(steps: list[dict]) -> list[str]:
             for c in CORNERS:
                 key = f"closer__routed_setup_repair__round{routed_runs}__{c}"
                 if f"{key}__resized" in routed:
-                    rows.append(f"| RoutedSetupRepair round {routed_runs} at {c.split('_')[0]} (OpenSTA on the router's "
-                                f"SPEF, before → after; resized {routed[key + '__resized']}, of them for max-slew/cap "
-                                f"{routed.get(key + '__drv_resized', 0)}; {routed.get(key + '__rerouted_nets', 0)} nets "
-                                f"rerouted held) | {_fmt(routed[key + '__ws_before'])} → {_fmt(routed[key + '__ws_after'])} "
-                                f"| {_fmt(routed[key + '__tns_before'])} → {_fmt(routed[key + '__tns_after'])} | | | | | |")
+                    rows.append(_sizing_row(f"RoutedSetupRepair round {routed_runs} at {c.split('_')[0]} (OpenSTA on "
+                                            "the router's SPEF", routed, key,
+                                            f"; {routed.get(key + '__rerouted_nets', 0)} nets rerouted held"))
         elif name == "Sta":
             if sta_runs:
                 for c in CORNERS:
                     key = f"closer__setup_repair__round{sta_runs}__{c}"
                     if f"{key}__resized" in setup:
-                        rows.append(f"| SetupRepair round {sta_runs} at {c.split('_')[0]} (OpenSTA on its SPEF, before → "
-                                    f"after; resized {setup[key + '__resized']}, of them for max-slew/cap "
-                                    f"{setup.get(key + '__drv_resized', 0)}, buffers {setup.get(key + '__buffers', 0)}) "
-                                    f"| {_fmt(setup[key + '__ws_before'])} → {_fmt(setup[key + '__ws_after'])} "
-                                    f"| {_fmt(setup[key + '__tns_before'])} → {_fmt(setup[key + '__tns_after'])} | | | | | |")
+                        rows.append(_sizing_row(f"SetupRepair round {sta_runs} at {c.split('_')[0]} (OpenSTA on its SPEF",
+                                                setup, key, f", buffers {setup.get(key + '__buffers', 0)}"))
             sta_runs += 1
             rows.append(_sta_line("**sign-off STA**" + (f" after SetupRepair round {sta_runs - 1}'s reroute"
                                                         if sta_runs > 1 else ""), m))

@@ -1162,12 +1162,7 @@ class RoutedSetupRepair(Step):
             if result is None or (not result.resized and not result.isolations):
                 break
             out[f"{self.key}__resized"] += len(result.resized)
-            changed = _apply_setup_repair(ctx, result)
-            nets = incremental.cell_nets(ctx.netlist, changed)
-            windows = incremental.cell_windows((ctx.layout.cells[n] for n in changed), ctx.macros)
-            chosen = _reroute_changed_cells(ctx, nets, windows, ctx.paths.route_dir / f"routed_setup{rounds}",
-                                            {"cells": sorted(changed), "cell_nets": sorted(nets)},
-                                            "setup_repair.json")
+            chosen = _reroute_resized(ctx, _apply_setup_repair(ctx, result), ctx.paths.route_dir / f"routed_setup{rounds}")
             out[f"{key}__rerouted_nets"] = len(chosen)
             out[f"{key}__unrouted"] = ctx.route_result.failed_nets
             # a whole check follows: the reroute's windows are not against a checked layout
@@ -1183,6 +1178,15 @@ class RoutedSetupRepair(Step):
         return out
 
 
+def _reroute_resized(ctx: Context, changed: list[str], work: Path) -> set[str]:
+    """A sizing round's `changed` cells (resized, added) into the routed layout, held
+    (`_reroute_changed_cells`, recorded in `work/setup_repair.json`). Returns the nets rerouted."""
+    nets = incremental.cell_nets(ctx.netlist, changed)
+    windows = incremental.cell_windows((ctx.layout.cells[n] for n in changed), ctx.macros)
+    return _reroute_changed_cells(ctx, nets, windows, work, {"cells": sorted(changed), "cell_nets": sorted(nets)},
+                                  "setup_repair.json")
+
+
 def _reroute_after_setup_repair(ctx: Context, changed: list[str], k: int) -> dict[str, Any]:
     """Route and sign off (Closer's deck, LVS, rip-up repair, fills; the official deck runs once,
     after SetupRepair) the layout with the round's `changed` cells: incrementally (only the
@@ -1196,10 +1200,7 @@ def _reroute_after_setup_repair(ctx: Context, changed: list[str], k: int) -> dic
     out: dict[str, Any] = {"full_reroute": True}
     if ctx.config.sizing.incremental_reroute:
         before = _signoff_problems(ctx)
-        nets = incremental.cell_nets(ctx.netlist, changed)
-        windows = incremental.cell_windows((ctx.layout.cells[n] for n in changed), ctx.macros)
-        chosen = _reroute_changed_cells(ctx, nets, windows, ctx.paths.route_dir / f"setup{k}",
-                                        {"cells": sorted(changed), "cell_nets": sorted(nets)}, "setup_repair.json")
+        chosen = _reroute_resized(ctx, changed, ctx.paths.route_dir / f"setup{k}")
         run_steps(ctx, SIGNOFF_STEPS)
         left = _signoff_problems(ctx)
         out = {"rerouted_nets": len(chosen), "problems_before": before, "incremental_problems": left,

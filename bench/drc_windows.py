@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from closer.physical.flow import WINDOW_GROW_UM  # noqa: E402
+from closer.physical.steps.checks import WINDOW_GROW_UM  # noqa: E402
 from closer.physical.io.defio import net_segment_boxes, read_routed_nets  # noqa: E402
 from closer.physical.signoff import drc  # noqa: E402
 

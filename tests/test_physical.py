@@ -405,7 +405,7 @@ def test_antenna_round_that_breaks_the_layout_is_discarded(counter_run, tmp_path
     lvs_runs = [s["metrics"] for s in result.steps if s["step"] == "Lvs"]
     assert len(lvs_runs) == 2 and lvs_runs[1]["closer__signoff__lvs__clean"] is False
     # a later Antenna step (as after a setup repair) tries no round again
-    from closer.physical.flow import Antenna
+    from closer.physical.steps.antenna_repair import Antenna
 
     Antenna().start(result.context)
     again = result.context.steps[-1]["metrics"]
@@ -554,9 +554,9 @@ def test_pads_mode_routes_clean_and_lvs_sees_each_pad_via(counter_run, tmp_path)
     signal pin as a met1 pad, the final DEF carries an L1M1_PR via at each connected pin's access
     point, and the layout routes completely, DRC- and LVS-clean. The other way: with those vias
     taken out of the final DEF, LVS reports the pins open."""
-    from closer.physical import flow
     from closer.physical.route import route
     from closer.physical.signoff import gds, lvs
+    from closer.physical.steps.checks import port_names
 
     _, work = counter_run
     cfg = PhysicalConfig(clock_port="clk", clock_period_ns=5.0, corners=("tt_025C_1v80",), large_pin_access_min_nets=1)
@@ -579,7 +579,7 @@ def test_pads_mode_routes_clean_and_lvs_sees_each_pad_via(counter_run, tmp_path)
                                   tmp_path / "stripped.def", "pads", ctx.route_result.failed)
     assert len(re.findall(r"L1M1_PR", stripped.read_text())) < len(re.findall(r"L1M1_PR", final))
     g = gds.def_to_gds(stripped, ctx.pdk.tech_lef, ctx.pdk.cell_lef, ctx.pdk.gds, tmp_path / "stripped.gds",
-                       flow.port_names(ctx.netlist), ctx.black_boxes())
+                       port_names(ctx.netlist), ctx.black_boxes())
     v = lvs.run_lvs(g, ctx.layout, ctx.netlist, ctx.macros, tmp_path / "lvs")
     assert len(v.opens) >= 10
 

@@ -191,7 +191,7 @@ def test_lvs_sees_the_macro_power_joined_and_its_pins_reached(wrap_run):
 def test_lvs_rejects_the_macro_without_its_power_stubs(wrap_run):
     """The other way: the same layout with the stubs' met4 taken out leaves the macro's power open."""
     from closer.physical.signoff import gds, lvs
-    from closer.physical.flow import port_names
+    from closer.physical.steps.checks import port_names
 
     result, out = wrap_run
     text = (out / "final.def").read_text()

@@ -1,4 +1,4 @@
-"""The setup repair's incremental reroute (closer.physical.flow._reroute_after_setup_repair,
+"""The setup repair's incremental reroute (closer.physical.steps.timing._reroute_after_setup_repair,
 closer.physical.repair.incremental) with the real tools, two-way: the counter at a 2.8 ns clock
 misses setup at ss after routing, a sizing round resizes a few cells, and
 
@@ -90,9 +90,9 @@ def test_a_round_reroutes_only_what_it_changed_and_ends_clean(counter_v, tmp_pat
 
 
 def test_a_reroute_that_leaves_problems_falls_back_to_the_full_one(counter_v, tmp_path, monkeypatch):
-    from closer.physical import flow
+    from closer.physical.repair import incremental
 
-    monkeypatch.setattr(flow.incremental, "cell_nets", lambda netlist, names: set())
+    monkeypatch.setattr(incremental, "cell_nets", lambda netlist, names: set())
     # no rip-up rounds: what the incremental reroute left stays for the fallback to see
     result = run_physical(counter_v, "counter", None, tmp_path / "phys",
                           _config(repair=RepairConfig(rounds=0, item_rounds=0)))
@@ -137,10 +137,10 @@ def test_problems_the_layout_already_had_do_not_send_a_round_to_the_full_reroute
     nets, which neither reroute frees), the clean incremental reroute leaves as many as it found
     and no full reroute runs; the same count one higher after the reroute would have sent it there
     (the test above)."""
-    from closer.physical import flow
+    from closer.physical.steps import timing
 
-    real = flow._signoff_problems
-    monkeypatch.setattr(flow, "_signoff_problems", lambda ctx: real(ctx) + 3)
+    real = timing.signoff_problems
+    monkeypatch.setattr(timing, "signoff_problems", lambda ctx: real(ctx) + 3)
     result = run_physical(counter_v, "counter", None, tmp_path / "phys", _config())
     m = result.metrics
     assert m[f"{ROUND}__resized"] >= 1

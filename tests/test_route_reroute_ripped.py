@@ -131,7 +131,7 @@ def test_a_held_reroute_asks_qrouter_to_hold(tmp_path, monkeypatch):
 
 def test_a_reroute_follows_the_guides_it_is_given_and_no_others(tmp_path, monkeypatch):
     """The full route's guides reach qrouter's stage 1 (patch 03) when the caller passes them (the
-    incremental reroutes of closer.physical.flow pass the Route step's); else the variable is empty,
+    incremental reroutes of closer.physical.steps pass the Route step's); else the variable is empty,
     whatever the caller's environment holds."""
     seen = _fake_qrouter(monkeypatch, "CLOSER_FINAL 0\n")
     monkeypatch.setenv(route.GUIDES_ENV, "/elsewhere/guides.txt")

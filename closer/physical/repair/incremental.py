@@ -1,14 +1,15 @@
 """Incremental reroute after cells were added, resized or moved in a routed layout: every wire
 that does not have to move is kept.
 
-What is rerouted (the flow's `_reroute_changed_cells`): the nets on the changed cells' pins, plus
-the nets with li1 or met1 wiring within `CLEARANCE_UM` of a changed cell's footprint, old and new
-(`cell_windows`, found by closer.physical.repair.repair.nets_at): such a wire would short to the
-cell's li1 pins or block their access. The routed DEF gets the placed DEF's COMPONENTS (the new
-cells, the fill around them) and those nets' NETS entries with their new connections, unrouted
-(`with_new_cells`); qrouter then routes only them against the rest (closer.physical.route.reroute,
-as the rip-up repair does), and the new wiring is spliced back. Used by the antenna repair (the
-diodes) and the setup repair (the resized cells and isolation buffers).
+What is rerouted (`closer.physical.steps.reroute.reroute_changed_cells`): the nets on the changed
+cells' pins, plus the nets with li1 or met1 wiring within `CLEARANCE_UM` of a changed cell's
+footprint, old and new (`cell_windows`, found by closer.physical.repair.repair.nets_at): such a
+wire would short to the cell's li1 pins or block their access. The routed DEF gets the placed DEF's
+COMPONENTS (the new cells, the fill around them) and those nets' NETS entries with their new
+connections, unrouted (`with_new_cells`); qrouter then routes only them against the rest
+(closer.physical.route.reroute, as the rip-up repair does), and the new wiring is spliced back.
+Used by the antenna repair (the diodes) and the setup repair (the resized cells and isolation
+buffers).
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ class SizingConfig:
     # (closer.physical.repair.incremental); the full reroute when that leaves problems, or always
     # when False
     incremental_reroute: bool = True
-    # sizing rounds on the routed layout before its first sign-off (flow.RoutedSetupRepair), from
+    # sizing rounds on the routed layout before its first sign-off (steps.timing.RoutedSetupRepair), from
     # this many instances: there a sign-off (antenna rounds included) costs minutes, and the first
     # one can check the resized cells' reroute with the routing's own
     routed_rounds: int = 2

@@ -38,8 +38,8 @@ CUT_ABOVE = {"li1": "mcon", "met1": "via", "met2": "via2", "met3": "via3", "met4
 class AntennaConfig:
     repair_rounds: int = 3     # diode-insertion rounds (closer.physical.repair.diodes), each an
                                # incremental reroute of the nets the diodes touch
-    # a round whose incremental reroute leaves the layout worse than its start (flow._round_standing)
-    # is routed again in full (flow.REROUTE_STEPS: the whole layout with its diodes, as a setup
+    # a round whose incremental reroute leaves the layout worse than its start (steps.antenna_repair._round_standing)
+    # is routed again in full (steps.reroute.REROUTE_STEPS: the whole layout with its diodes, as a setup
     # repair's fallback) before it is judged; PicoRV32's first round (644 nets) broke held
     full_reroute: bool = True
     max_net_gates: int = 16    # a flagged net with up to this many gate pins gets a diode at each

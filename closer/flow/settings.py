@@ -57,6 +57,9 @@ _RESTRUCTURED: dict[SynthStrategy, list[str]] = {
                              "strash", "&get -n", "&dch -f", "&nf {D}", "&put"],
 }
 RESTRUCTURED_SUFFIX = "+syn2"  # the second script's name: `<strategy>+syn2`
+# how the synthesized netlist names a flattened instance's wires and cells (`u_wr/q_mem[3]`): the
+# synthesis node sets it, and the LEC flattens the RTL with it so that registers pair by name
+HIERARCHY_SEPARATOR = "/"
 
 
 @dataclass(frozen=True)

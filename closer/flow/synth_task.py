@@ -29,7 +29,7 @@ from siliconcompiler.schema import EditableSchema, Parameter, PerNode, Scope
 from siliconcompiler.tools.yosys.syn_asic import ASICSynthesis
 
 from closer.flow.liberty_prep import prepared_liberty
-from closer.flow.settings import SynthSettings, abc_script
+from closer.flow.settings import HIERARCHY_SEPARATOR, SynthSettings, abc_script
 from closer.flow.tool_versions import CachedVersion
 
 
@@ -42,10 +42,11 @@ class CloserSynthesis(CachedVersion, ASICSynthesis):
             clobber=True)
 
     def set_synth(self, settings: SynthSettings, load_ff: float, step: str, index: str) -> None:
-        """The ABC script, delay target margin and output load of `settings`."""
+        """The ABC script, delay target margin and output load of `settings`; the hierarchy separator."""
         self.set("var", "strategy", abc_script(settings), step=step, index=index)
         self.set("var", "abc_clock_derating", settings.synth_delay_margin, step=step, index=index)
         self.set("var", "abc_constraint_load", load_ff, step=step, index=index)
+        self.set("var", "hierarchy_separator", HIERARCHY_SEPARATOR, step=step, index=index)
 
     def write_task_manifest(self, directory: str, backup: bool = True) -> None:
         """SiliconCompiler's manifest for the Yosys script, without the string parameters (`"v"`)

@@ -131,10 +131,11 @@ def read_rtl_lines(rtl: list[Path], top: str, parameters: dict[str, object] | No
     flags = "".join(f" -D {k}={v}" if v != "" else f" -D {k}" for k, v in RTL_DEFINES.items())
     flags += "".join(f" -I {_quote(d)}" for d in include_dirs(rtl))
     flags += "".join(f" -G {_parameter(k, v)}" for k, v in (parameters or {}).items())
-    # the flow's own read_slang options (SiliconCompiler's sc_read_design_verilog), the hierarchy
-    # kept so that `flatten` names its registers as the flow's synthesis does
-    return [f"read_slang --keep-hierarchy --ignore-assertions --ignore-timing --allow-use-before-declare "
-            f"--top {top}{flags} " + " ".join(_quote(p) for p in rtl), "setattr -unset init"]
+    # the flow's own read_slang options (SiliconCompiler's sc_read_design_verilog) without its
+    # implicit SYNTHESIS define, the hierarchy kept so that `flatten` names its registers as the
+    # flow's synthesis does
+    options = "--no-synthesis-define --keep-hierarchy --ignore-assertions --ignore-timing --allow-use-before-declare"
+    return [f"read_slang {options} --top {top}{flags} " + " ".join(_quote(p) for p in rtl), "setattr -unset init"]
 
 
 def _parameter(name: str, value: object) -> str:
@@ -151,6 +152,11 @@ def _parameter(name: str, value: object) -> str:
     return f'{name}="{text}"'
 
 
+# the coarse cells mapped to gates before the proof (see _gold_lines)
+SAT_UNSAFE_CELLS = ("t:$eq", "t:$ne", "t:$lt", "t:$le", "t:$gt", "t:$ge", "t:$logic_not", "t:$logic_and",
+                    "t:$logic_or", "t:$reduce_*")
+
+
 def _gold_lines(job: LecJob) -> list[str]:
     return [*read_rtl_lines(job.rtl, job.top, job.parameters),
             f"hierarchy -top {job.top}",
@@ -159,10 +165,11 @@ def _gold_lines(job: LecJob) -> list[str]:
             # firdma 386 signals, none of its submodules' state, and induction proved 68)
             "proc", f"flatten -separator {HIERARCHY_SEPARATOR}",
             f"synth -top {job.top} -run :fine",
-            # to single-bit gates: Yosys 0.70's equiv_simple -undef aborts on a coarse cell's SAT
-            # model (ezSAT `vec_or` size assertion, firdma's s_axil_rdata[0] read mux); opt
-            # without -nodffe/-nosdff would fold dffunmap's muxes back into the flip-flops
-            "memory_map", "opt_clean", "techmap", "opt -fast -nodffe -nosdff", "dffunmap", "splitnets", "opt_clean",
+            # comparisons and logic reductions as gates: Yosys 0.70's SAT model of one of them
+            # aborts equiv_simple -undef (ezSAT `vec_or` size assertion; firdma's register read
+            # mux, s_axil_rdata[0]); with every cell mapped to gates (`techmap`) 32 of gcd's 35
+            # paired signals stayed unproven
+            "memory_map", f"techmap {' '.join(SAT_UNSAFE_CELLS)}", "opt_clean", "dffunmap", "splitnets", "opt_clean",
             f"rename {job.top} gold", "design -stash gold"]
 
 
@@ -177,9 +184,7 @@ def _gate_lines(job: LecJob) -> list[str]:
 def equiv_script(job: LecJob) -> str:
     return "\n".join([*_gold_lines(job), *_gate_lines(job),
                       "equiv_make gold gate equiv", "hierarchy -top equiv", "async2sync",
-                      # induction alone: equiv_simple's one SAT problem per signal took 7 of
-                      # firdma's write DMA's 7.5 minutes and proved nothing induction does not
-                      "equiv_induct -undef -seq 2", "equiv_status"]) + "\n"
+                      "equiv_simple -undef -seq 2", "equiv_induct -undef -seq 2", "equiv_status"]) + "\n"
 
 
 def bmc_script(job: LecJob) -> str:

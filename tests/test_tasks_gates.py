@@ -168,11 +168,20 @@ def test_lec_log_parsers() -> None:
     assert lec.find_reset(["clk", "reset"]) == lec.ResetPort("reset", True)
 
 
-def _lec(repo, pdk_paths, netlist: Path, work: Path) -> lec.LecResult:
+def _lec(repo, pdk_paths, netlist: Path, work: Path, timeout_s: float = 300.0) -> lec.LecResult:
     job = lec.LecJob(rtl=[repo.root / "designs/gcd/rtl/gcd.v"], top="gcd", netlist=netlist,
                      liberty=pdk_paths.liberty("tt_025C_1v80"), work=work, parameters={"WIDTH": 16},
-                     reset=lec.find_reset(lec.netlist_inputs(netlist)))
+                     reset=lec.find_reset(lec.netlist_inputs(netlist)), timeout_s=timeout_s)
     return lec.run_lec(job)
+
+
+def test_lec_past_its_time_limit_is_inconclusive(repo, pdk_paths, gcd_netlist: Path, tmp_path: Path) -> None:
+    """Real Yosys stopped at its limit (0.2 s: LecJob.timeout_s + 60): no verdict, the gate fails,
+    and the evaluation goes on (the stop used to escape as ToolTimeout). The same job with its
+    time proves equivalence (test_lec_two_way)."""
+    stopped = _lec(repo, pdk_paths, gcd_netlist, tmp_path / "stopped", timeout_s=-59.8)
+    assert stopped.result == "inconclusive" and "limit" in stopped.reason, stopped.reason
+    assert _lec_gate(stopped) == "fail"
 
 
 def _lec_gate(result: lec.LecResult) -> str:

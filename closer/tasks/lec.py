@@ -32,7 +32,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from closer import metrics as mk
-from closer.errors import InputError
+from closer.errors import InputError, ToolTimeout
 from closer.flow.settings import HIERARCHY_SEPARATOR
 from closer.procs import Command, run
 from closer.toolchain import search_path
@@ -275,7 +275,12 @@ def _yosys(job: LecJob, name: str, script: str):
 
 
 def _prove(job: LecJob) -> LecResult:
-    done = _yosys(job, "lec_equiv", equiv_script(job))
+    try:
+        done = _yosys(job, "lec_equiv", equiv_script(job))
+    except ToolTimeout:  # no proof in the time given: no verdict either way (the gate fails)
+        log = job.work / "lec_equiv.log"
+        return LecResult(INCONCLUSIVE, f"Yosys equivalence run stopped at its {job.timeout_s + 60:.0f} s limit; "
+                         f"log {log}", logs=[log])
     text = done.log.read_text(errors="replace")
     status = parse_equiv_log(text)
     if status is not None and status.port_mismatch:
@@ -294,7 +299,13 @@ def _prove(job: LecJob) -> LecResult:
 
 
 def _refute(job: LecJob, proof: LecResult) -> LecResult:
-    done = _yosys(job, "lec_bmc", bmc_script(job))
+    try:
+        done = _yosys(job, "lec_bmc", bmc_script(job))
+    except ToolTimeout:
+        log = job.work / "lec_bmc.log"
+        proof.logs.append(log)
+        proof.reason += f"; bounded search stopped at its {job.timeout_s + 60:.0f} s limit, log {log}"
+        return proof
     outcome, cycle = parse_bmc_log(done.log.read_text(errors="replace"))
     proof.logs.append(done.log)
     reset = f"{job.reset.name} active in cycle 1" if job.reset else "no reset input found"

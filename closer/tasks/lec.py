@@ -7,11 +7,12 @@ Two Yosys runs, both scripts returned as text by `equiv_script`/`bmc_script` (co
 
 1. Proof. gold = the RTL read by slang (the flow's front end), flattened with the flow's hierarchy
    separator and through Yosys's coarse synthesis (`synth -run :fine`: opt and the same FSM
-   re-encoding the flow's synthesis does, so the state registers line up by name), mapped to
-   single-bit gates, registers unmapped to plain flip-flops and split to bits; gate = the netlist
-   with the cell functions from the Liberty (`read_liberty` without `-lib`; flip-flops from its
-   `ff` groups). `equiv_make` pairs same-named signals, `equiv_induct` (with undef modelling: an X
-   in the RTL is a don't-care) proves them; all proven -> equivalent.
+   re-encoding the flow's synthesis does, so the state registers line up by name), its comparison
+   and reduction cells mapped to gates (SAT_UNSAFE_CELLS), registers unmapped to plain flip-flops
+   and split to bits; gate = the netlist with the cell functions from the Liberty (`read_liberty`
+   without `-lib`; flip-flops from its `ff` groups). `equiv_make` pairs same-named signals,
+   `equiv_simple`/`equiv_induct` (with undef modelling: an X in the RTL is a don't-care) prove
+   them; all proven -> equivalent.
 2. Refutation (only when something stays unproven). A miter of gold and gate, the reset input
    held active in the first cycle, every register starting at 0, then `sat -seq N` searches N
    cycles of free inputs for an output difference. Found -> not_equivalent (with the cycle);
@@ -119,13 +120,12 @@ def _quote(path: Path) -> str:
 
 
 def read_rtl_lines(rtl: list[Path], top: str, parameters: dict[str, object] | None = None) -> list[str]:
-    """The Yosys command that reads candidate RTL as the flow does: slang (`read_slang`, the flow's
+    """The Yosys commands that read candidate RTL as the flow does: slang (`read_slang`, the flow's
     front end), with the defines and include folders every other consumer uses
     (closer.tasks.rtl_policy; SYNTHESIS is not defined: neither the flow's slang nor the simulator
-    defines it) and the configuration's parameters on the top. Yosys's own `read_verilog` read
-    firdma's write queue differently from slang (`beat_data[lane*16 +: 16]` in an always_comb): 659
-    of the write DMA's 802 signals stayed unproven against the flow's netlist, all 803 proven
-    with slang."""
+    defines it) and the configuration's parameters on the top. Read by Yosys's own `read_verilog`,
+    659 of firdma's write DMA's 802 signals (its beat queue's) stayed unproven against the flow's
+    netlist; read by slang, all 803 were proven."""
     from closer.tasks.rtl_policy import RTL_DEFINES, include_dirs
 
     flags = "".join(f" -D {k}={v}" if v != "" else f" -D {k}" for k, v in RTL_DEFINES.items())
@@ -267,19 +267,28 @@ def run_lec(job: LecJob) -> LecResult:
     return result
 
 
+def _limit_s(job: LecJob) -> float:
+    """A Yosys run's time limit: the SAT time-out plus the reading and synthesis before it."""
+    return job.timeout_s + 60
+
+
+def _log(job: LecJob, name: str) -> Path:
+    return job.work / f"{name}.log"
+
+
 def _yosys(job: LecJob, name: str, script: str):
     ys = job.work / f"{name}.ys"
     ys.write_text(script)
     return run(Command(["yosys", "-s", str(ys)], cwd=job.work, env={"PATH": search_path()},
-                       timeout_s=job.timeout_s + 60), job.work / f"{name}.log", check=False)
+                       timeout_s=_limit_s(job)), _log(job, name), check=False)
 
 
 def _prove(job: LecJob) -> LecResult:
     try:
         done = _yosys(job, "lec_equiv", equiv_script(job))
     except ToolTimeout:  # no proof in the time given: no verdict either way (the gate fails)
-        log = job.work / "lec_equiv.log"
-        return LecResult(INCONCLUSIVE, f"Yosys equivalence run stopped at its {job.timeout_s + 60:.0f} s limit; "
+        log = _log(job, "lec_equiv")
+        return LecResult(INCONCLUSIVE, f"Yosys equivalence run stopped at its {_limit_s(job):.0f} s limit; "
                          f"log {log}", logs=[log])
     text = done.log.read_text(errors="replace")
     status = parse_equiv_log(text)
@@ -302,9 +311,9 @@ def _refute(job: LecJob, proof: LecResult) -> LecResult:
     try:
         done = _yosys(job, "lec_bmc", bmc_script(job))
     except ToolTimeout:
-        log = job.work / "lec_bmc.log"
+        log = _log(job, "lec_bmc")
         proof.logs.append(log)
-        proof.reason += f"; bounded search stopped at its {job.timeout_s + 60:.0f} s limit, log {log}"
+        proof.reason += f"; bounded search stopped at its {_limit_s(job):.0f} s limit, log {log}"
         return proof
     outcome, cycle = parse_bmc_log(done.log.read_text(errors="replace"))
     proof.logs.append(done.log)

@@ -185,6 +185,9 @@ class Context:
         return {m: (b.lef, self.macros[m]) for m, b in self.blocks.items()}
 
 
+STEP_CLASSES: dict[str, type[Step]] = {}  # every step by id (Step.__init_subclass__)
+
+
 class Step(ABC):
     id: ClassVar[str]
     inputs: ClassVar[tuple[str, ...]] = ()
@@ -226,10 +229,8 @@ def timing_sdc(ctx: Context) -> Path:
     return sdc
 
 
-STEP_CLASSES: dict[str, type[Step]] = {}  # every step by id (Step.__init_subclass__)
-
-
 def run_steps(ctx: Context, ids: tuple[str, ...]) -> None:
-    """The steps named in `ids` (in the flow's order) again on `ctx`: a repair's re-signing."""
+    """The steps named in `ids`, in that order (callers list them in the flow's order), again on
+    `ctx`: a repair's re-signing."""
     for step_id in ids:
         STEP_CLASSES[step_id]().start(ctx)

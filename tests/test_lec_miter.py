@@ -85,3 +85,15 @@ def test_unsupported_cells_and_differing_ports_are_refused(tmp_path: Path) -> No
     (tmp_path / "ports.json").write_text(json.dumps(design))
     with pytest.raises(MiterError, match="the ports differ: q output"):
         build_miter(tmp_path / "ports.json", tmp_path / "m.aig")
+
+
+def test_a_combinational_loop_is_refused(tmp_path: Path) -> None:
+    """An and gate fed by its own output (a loop the RTL may contain) ends the miter with the reason."""
+    path = _json(tmp_path, GOLD, GATE)
+    design = json.loads(path.read_text())
+    gate = design["modules"]["gate"]
+    and_gate = next(c for c in gate["cells"].values() if c["type"] == "$_AND_")
+    and_gate["connections"]["A"] = list(and_gate["connections"]["Y"])
+    (tmp_path / "loop.json").write_text(json.dumps(design))
+    with pytest.raises(MiterError, match="combinational loop"):
+        build_miter(tmp_path / "loop.json", tmp_path / "m.aig")

@@ -308,7 +308,9 @@ def _prove_by_cec(job: LecJob) -> tuple[LecResult | None, str]:
     state no reset reaches, which only induction rules out)."""
     from closer.tasks.lec_miter import MiterError, build_miter
 
-    netlist_json, miter = job.work / "lec_cut.json", job.work / "lec_miter.aig"
+    netlist_json, miter, pairs = job.work / "lec_cut.json", job.work / "lec_miter.aig", job.work / "lec_pairs.json"
+    for stale in (netlist_json, miter, pairs):  # an earlier run's files in this folder are no evidence
+        stale.unlink(missing_ok=True)
     try:
         done = _yosys(job, "lec_cut", cut_script(job, netlist_json))
     except ToolTimeout:
@@ -321,7 +323,6 @@ def _prove_by_cec(job: LecJob) -> tuple[LecResult | None, str]:
         return None, f"register-correspondence miter not built: {exc}"
     finally:
         netlist_json.unlink(missing_ok=True)  # tens of MB, rebuilt from the logged script
-    pairs = job.work / "lec_pairs.json"
     cut.write_pairs(pairs)
     log = _log(job, "lec_cec")
     try:

@@ -27,6 +27,7 @@ from pathlib import Path
 FLIP_FLOPS = ("$_DFF_P_", "$_DFF_N_")
 IGNORED_CELLS = ("$scopeinfo",)
 SIGNATURE_WORDS = 4  # 256 random patterns per signature
+MAX_JSON_BYTES = 1_000_000_000  # firdma (9,300 cells, both sides): 43 MB
 
 
 class MiterError(Exception):
@@ -148,7 +149,7 @@ class _Literals:
             return int(bit)
         if isinstance(bit, str):  # x or z: any value
             return self.aig.new_input()
-        stack = [bit]
+        stack, waiting = [bit], set()  # waiting: bits whose gate inputs are being resolved
         while stack:
             top = stack[-1]
             if top in self.known:
@@ -162,6 +163,9 @@ class _Literals:
             ins = [gate["connections"][p][0] for p in (("A", "B") if gate["type"] == "$_AND_" else ("A",))]
             pending = [b for b in ins if isinstance(b, int) and b not in self.known]
             if pending:
+                if top in waiting:
+                    raise MiterError(f"{self.module.name}: a combinational loop through bit {top}")
+                waiting.add(top)
                 stack.extend(pending)
                 continue
             lits = [self(b) if isinstance(b, str) else self.known[b] for b in ins]
@@ -196,6 +200,10 @@ class Miter:
 
 
 def build_miter(netlist_json: Path, out: Path) -> Miter:
+    size = netlist_json.stat().st_size
+    if size > MAX_JSON_BYTES:  # ~5 kB per cell: far beyond the designs this flow closes
+        raise MiterError(f"{netlist_json}: {size / 1e6:.0f} MB, more than the miter reads "
+                         f"({MAX_JSON_BYTES / 1e6:.0f} MB)")
     modules = json.loads(netlist_json.read_text())["modules"]
     try:
         gold, gate = _Module("gold", modules["gold"]), _Module("gate", modules["gate"])

@@ -54,7 +54,7 @@ def test_firdma_full_declares_its_sram_and_placement():
     config = load_design("firdma")[0].config("full")
     assert config.macros == [SRAM]
     (placement,) = config.macro_placements
-    assert (placement.instance, placement.orient, placement.halo_um) == (INSTANCE, "N", 10.0)
+    assert (placement.instance, placement.orient, placement.halo_um) == (INSTANCE, "N", 40.0)
     assert load_design("firdma")[0].config("small").macros == []
 
 
@@ -64,11 +64,11 @@ def test_firdma_full_declares_its_sram_and_placement():
      r".*sky130_sram_macros \(known: sky130_sram_1kbyte_1rw1r_32x256_8, " + SRAM + r"\)"),
     ('orient = "N"', 'orient = "E"', r"key configs\.full\.macro_placements\.0\.orient: Input should be "
                                      r"'N' or 'FS'"),
-    ("y_um = 180.0", "y_um = -5.0", r"key configs\.full\.macro_placements\.0\.y_um: Input should be "
+    ("y_um = 40.0", "y_um = -5.0", r"key configs\.full\.macro_placements\.0\.y_um: Input should be "
                                     r"greater than or equal to 0"),
-    ("halo_um = 10.0", 'halo_um = "10"', r"key configs\.full\.macro_placements\.0\.halo_um: Input should "
+    ("halo_um = 40.0", 'halo_um = "10"', r"key configs\.full\.macro_placements\.0\.halo_um: Input should "
                                          r"be a valid number"),
-    ("x_um = 10.0", "x_um = 10.0\nwidth_um = 3.0", r"macro_placements\.0\.width_um: Extra inputs"),
+    ("x_um = 40.0", "x_um = 40.0\nwidth_um = 3.0", r"macro_placements\.0\.width_um: Extra inputs"),
     (f'macros = ["{SRAM}"]', f'macros = ["{SRAM}", "{SRAM}"]', r"macros: Value error, a macro is listed twice"),
     (f'macros = ["{SRAM}"]', "", r"key configs\.full: Value error, macro_placements without macros"),
 ])
@@ -147,7 +147,7 @@ def test_placements_reach_the_physical_config(tmp_path: Path):
     netlist = tmp_path / "firdma.vg"
     netlist.write_text(f"module firdma ();\n  {SRAM} \\{NETLIST_INSTANCE}  (\n  );\nendmodule\n")
     physical = node._physical_config(node._placed_macros(netlist))
-    assert physical.macros == (MacroPlacement(NETLIST_INSTANCE, 10.0, 180.0, "N", 10.0),)
+    assert physical.macros == (MacroPlacement(NETLIST_INSTANCE, 40.0, 40.0, "N", 40.0),)
     netlist.write_text(f"module firdma ();\n  {SRAM} \\u_other  (\n  );\nendmodule\n")
     with pytest.raises(ValueError, match=r"no instance 'u_buf\.u_mem.*its macro instances: u_other"):
         node._placed_macros(netlist)

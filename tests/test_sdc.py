@@ -299,3 +299,28 @@ def test_docs_list_the_subset_as_the_code_defines_it(repo) -> None:
 
     text = (repo.docs / "security.md").read_text()
     assert "## SDC as data" in text and subset_markdown() in text
+
+
+@pytest.mark.parametrize("outputs, audited", [("[all_outputs]", 0), ("[get_ports {resp_msg* tie_lo}]", 2)])
+def test_a_tie_cell_output_is_no_unconstrained_endpoint_but_an_undelayed_output_is(tmp_path: Path, outputs,
+                                                                                  audited):
+    """A constant output (a tie cell drives it) has no timing path: OpenSTA's `check_setup` counts
+    it as an unconstrained endpoint, the STA node's own audit does not, and the count a stopped flow
+    is scored on (closer.tasks.checks) is the audit's, as a finished flow's is. Outputs left without
+    an output delay (req_rdy, resp_val) still count."""
+    from closer.tasks.checks import unconstrained_from_report, unconstrained_from_sta_node
+
+    require_tool("sta")
+    design = _design_copy(tmp_path / "gcd")
+    sdc = design / "constraints" / "gcd.sdc"
+    sdc.write_text(sdc.read_text().replace("-clock core_clock [all_outputs]", f"-clock core_clock {outputs}"))
+    rtl = design / "rtl" / "gcd.v"
+    text = rtl.read_text().replace("    output wire [WIDTH-1:0]   resp_msg",
+                                   "    output wire [WIDTH-1:0]   resp_msg,\n    output wire               tie_lo")
+    rtl.write_text(text.replace("endmodule", "    assign tie_lo = 1'b0;\nendmodule"))
+    run_flow(str(design), to="sta", backend="classic", out=tmp_path / "run")
+    node = FlowPaths(tmp_path / "run", "gcd").node_dir("sta")
+    assert unconstrained_from_report(node / "reports" / "unconstrained.rpt") == 1 + audited  # tie_lo too
+    assert unconstrained_from_sta_node(node) == audited
+    metadata = json.loads(FlowPaths(tmp_path / "run", "gcd").metadata.read_text())
+    assert metadata["closer__timing__unconstrained_endpoints"] == audited

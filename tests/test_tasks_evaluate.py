@@ -189,8 +189,30 @@ def test_unconstrained_report_parser(tmp_path: Path) -> None:
     assert unconstrained_from_report(report) is None
     report.write_text("Warning: There are 71 unconstrained endpoints.\n  req_rdy\n  resp_val\n")
     assert unconstrained_from_report(report) == 71
+    report.write_text("Warning: There is 1 unconstrained endpoint.\n  tie_lo\n")
+    assert unconstrained_from_report(report) == 1
     report.write_text("")
     assert unconstrained_from_report(report) == 0
+
+
+def test_a_stopped_flow_counts_unconstrained_endpoints_as_a_finished_one(tmp_path: Path) -> None:
+    """The STA node's own audit decides (it leaves out tie-cell outputs, as the finished flow's
+    metric does); OpenSTA's raw count only when the node wrote no audit."""
+    import json
+
+    from closer.tasks.checks import unconstrained_from_sta_node
+
+    reports = tmp_path / "sta" / "reports"
+    reports.mkdir(parents=True)
+    assert unconstrained_from_sta_node(tmp_path / "sta") is None
+    (reports / "unconstrained.rpt").write_text("Warning: There are 42 unconstrained endpoints.\n")
+    assert unconstrained_from_sta_node(tmp_path / "sta") == 42
+    (reports / "sta.json").write_text(json.dumps({"metrics": {"timing__unconstrained__count": 0.0}}))
+    assert unconstrained_from_sta_node(tmp_path / "sta") == 0
+    (reports / "sta.json").write_text(json.dumps({"metrics": {"timing__unconstrained__count": 3.0}}))
+    assert unconstrained_from_sta_node(tmp_path / "sta") == 3
+    (reports / "sta.json").write_text("{not json")
+    assert unconstrained_from_sta_node(tmp_path / "sta") == 42
 
 
 def test_below_one_reasons_name_failing_gates_and_unmet_targets() -> None:

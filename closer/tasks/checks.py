@@ -297,8 +297,8 @@ class _FlowRun:
                 watcher.stop()
         if error is None and self.fpaths.metadata.is_file():
             return _finished(self.fpaths, netlist)
-        # a failed STA step still leaves the synthesized netlist and the unconstrained-endpoint report
-        audit = unconstrained_from_report(self.fpaths.node_dir("sta") / "reports" / "unconstrained.rpt")
+        # a flow stopped after its STA node still leaves the synthesized netlist and that node's audit
+        audit = unconstrained_from_sta_node(self.fpaths.node_dir("sta"))
         partial = {} if audit is None else {mk.UNCONSTRAINED_ENDPOINTS: audit}
         return FlowOutcome(partial, netlist if netlist.is_file() else None,
                            error or f"flow to {to} wrote no {self.fpaths.metadata}", None)
@@ -357,7 +357,19 @@ class FlowWatcher:
         self.poll()
 
 
-_UNCONSTRAINED = re.compile(r"There are (\d+) unconstrained endpoints")
+_UNCONSTRAINED = re.compile(r"There (?:are|is) (\d+) unconstrained endpoints?\b")  # "There is 1 unconstrained endpoint."
+
+
+def unconstrained_from_sta_node(node: Path) -> int | None:
+    """The STA node's unconstrained-endpoint count, the one a finished flow reports: its own audit
+    (`timing__unconstrained__count` in reports/sta.json; constant outputs, driven by tie cells, are
+    not endpoints there). OpenSTA's `check_setup` count (reports/unconstrained.rpt), which counts
+    them, only when the node wrote no audit; None when it wrote neither."""
+    try:
+        audit = json.loads((node / "reports" / "sta.json").read_text())["metrics"]["timing__unconstrained__count"]
+        return int(audit)
+    except (OSError, ValueError, KeyError, TypeError):
+        return unconstrained_from_report(node / "reports" / "unconstrained.rpt")
 
 
 def unconstrained_from_report(path: Path) -> int | None:

@@ -230,8 +230,9 @@ class FlowOutcome:
     reused: str | None = None  # the flow cache key this run was served from (closer.flow.reuse)
 
 
-FLOW_TIMEOUT_S = 3600.0  # the evaluator's wall-clock limit for one flow run (firdma's physical
-                         # flow on ~10k cells runs for hours here: the record must still be written)
+FLOW_TIMEOUT_S = 5400.0  # the evaluator's wall-clock limit for one flow run: a runaway flow must still
+                         # leave a record; 1.5x the longest clean flow measured on 2 loaded cores
+                         # (firdma small 46 min beside two other flows; PicoRV32 39 min alone)
 
 
 def run_synthesis(design_folder: Path, task: TaskConfig, out: Path, to: str = "sta",

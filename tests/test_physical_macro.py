@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from closer.errors import InputError
@@ -208,3 +209,28 @@ def test_lvs_rejects_the_macro_without_its_power_stubs(wrap_run):
     g0 = gds.def_to_gds(out / "final.def", p.tech_lef, p.cell_lef, p.gds, out / "again.gds",
                         port_names(ctx.netlist), ctx.black_boxes())
     assert not {"VPWR", "VGND"} & {o["net"] for o in lvs.run_lvs(g0, ctx.layout, ctx.netlist, ctx.macros).opens}
+
+
+def test_global_routing_sees_no_tracks_through_the_macro(wrap):
+    """The SRAM's met1-met4 obstructions are blockages of the global router's grid: the
+    boundaries inside the macro have no tracks (the router's layers stop at met4), those beside
+    it keep theirs. Without them the grid offered tracks over the macro and planned guides
+    through it (firdma full, twelfth session)."""
+    from closer.physical.route import groute
+
+    _, netlist, macros, tech = wrap
+    layout = make_floorplan(netlist, macros, FloorplanConfig(), (PLACE,))
+    cfg = groute.GrouteConfig()
+    blocked = groute.macro_blockages(layout, macros)
+    assert {layer for layer, *_ in blocked} >= {"met1", "met2", "met3", "met4"}
+    with_macro = groute.capacity(layout, tech, 5, groute.power_blockages(layout) + blocked, cfg)
+    without = groute.capacity(layout, tech, 5, groute.power_blockages(layout), cfg)
+    g = with_macro.gcell_um
+    x0, y0, x1, y1 = (v / 1000 for v in layout.block_boxes["u_sram"])
+    inside_r = [r for r in range(with_macro.v.shape[0]) if y0 + g <= r * g and (r + 2) * g <= y1 - g]
+    inside_c = [c for c in range(with_macro.h.shape[1]) if x0 + g <= c * g and (c + 2) * g <= x1 - g]
+    assert inside_r and inside_c
+    assert (with_macro.h[np.ix_(inside_r, inside_c)] == 0).all() and (with_macro.v[np.ix_(inside_r, inside_c)] == 0).all()
+    assert (without.h[np.ix_(inside_r, inside_c)] > 0).all()  # the grid before: tracks over the macro
+    top = [r for r in range(with_macro.h.shape[0]) if r * g >= y1 + 20.0]  # rows above the macro and its halo
+    assert top and (with_macro.h[top] == without.h[top]).all()

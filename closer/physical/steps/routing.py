@@ -28,7 +28,8 @@ class Route(Step):
             return self._finish(ctx, r, None, bands.metrics(banded))
         if cfg.guides_min_nets and len(ctx.netlist.nets) >= cfg.guides_min_nets:
             plan = groute.global_route(ctx.netlist, ctx.layout, ctx.macros, ctx.tech, cfg.layers,
-                                       groute.power_blockages(ctx.layout), ctx.config.groute)
+                                       groute.power_blockages(ctx.layout) + groute.macro_blockages(ctx.layout, ctx.macros),
+                                       ctx.config.groute)
             ctx.paths.route_dir.mkdir(parents=True, exist_ok=True)
             groute.write_json(plan, ctx.paths.groute_json)
             guides = groute.write_guides(plan, ctx.paths.guides_txt, cfg.guide_halo)

@@ -60,6 +60,25 @@ def test_negotiation_spreads_a_crowded_channel_and_reports_what_cannot_fit():
     assert tight.overflow > 0 and tight.metrics()["closer__groute__overflow"] == tight.overflow
 
 
+def test_a_connection_goes_round_a_macro_wider_than_the_search_margin():
+    """Pins below and above a 16-GCell-wide block of boundaries with no tracks (a macro's
+    obstructions), the pins 1 GCell apart in x: the straight path crosses the block; the search
+    box (margin 3) holds no way round, so the search widens to the grid and the guide goes round
+    the block's end. With the block removed the guide stays straight."""
+    rows, cols = 12, 20
+    cap = _grid(rows, cols, 6, 6)
+    cap.v[3:8, 0:16] = 0  # vertical boundaries of rows 3..8, columns 0..15
+    cap.h[4:8, 0:16] = 0
+    points = {"n": [(55.0, 15.0), (65.0, 95.0)]}  # GCells (1, 5) and (9, 6)
+    around = groute.route(points, cap, groute.GrouteConfig())
+    assert around.overflow == 0 and around.rounds[-1] == 0
+    cells = set(around.guides["n"])
+    assert not any(3 < r < 8 and c < 16 for r, c in cells)  # nothing through the block
+    assert any(c >= 16 for _, c in cells) and (1, 5) in cells and (9, 6) in cells
+    straight = groute.route(points, _grid(rows, cols, 6, 6), groute.GrouteConfig())
+    assert max(c for _, c in straight.guides["n"]) <= 6
+
+
 def test_guides_file_has_a_rectangle_per_row_run(tmp_path):
     result = groute.GlobalRoute(10.0, _grid(3, 3, 1, 1), np.zeros((3, 2)), np.zeros((2, 3)),
                                 {"a": [(0, 0), (0, 1), (1, 1)], "b": [(2, 2)]})

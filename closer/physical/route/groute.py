@@ -171,6 +171,14 @@ class _Grid:
             use, _, idx = self.edge(a, b)
             use[idx] += amount
 
+    def blocked(self, path: list[Cell]) -> bool:
+        """Whether the path crosses a boundary with no tracks (a hard macro's obstructions)."""
+        for a, b in zip(path, path[1:]):
+            _, cap, idx = self.edge(a, b)
+            if cap[idx] <= 0:
+                return True
+        return False
+
     def overfull(self, path: list[Cell]) -> bool:
         for a, b in zip(path, path[1:]):
             use, cap, idx = self.edge(a, b)
@@ -251,6 +259,8 @@ def route(points: dict[str, list[tuple[float, float]]], cap: Capacity, cfg: Grou
             grid.add(paths[key], -1)
             a, b = conns[key[0]][key[1]]
             paths[key] = _maze(grid, a, b, shape, cfg.margin)
+            if grid.blocked(paths[key]):  # a macro between the pins: the way round leaves the margin
+                paths[key] = _maze(grid, a, b, shape, max(shape))
             grid.add(paths[key], 1)
         grid.present *= cfg.present_growth
         history.append(_overfull(grid.use_h, grid.use_v, cap))

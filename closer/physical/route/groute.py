@@ -145,6 +145,9 @@ def connections(points: dict[str, list[tuple[float, float]]], gcell: float, shap
     return out
 
 
+BLOCKED_COST = 1e9
+
+
 class _Grid:
     """Boundary usage and costs while routing."""
 
@@ -164,7 +167,9 @@ class _Grid:
         use, cap, idx = self.edge(a, b)
         hist = (self.hist_h if use is self.use_h else self.hist_v)[idx]
         over = use[idx] + 1 - cap[idx]
-        return (1.0 + hist) * (1.0 + (self.present * over if over > 0 else 0.0)) + (1000.0 if cap[idx] <= 0 else 0.0)
+        # a boundary with no tracks (a macro) only when nothing else connects: the present and
+        # history costs of a crowded channel beside a macro grow past any finite penalty
+        return (1.0 + hist) * (1.0 + (self.present * over if over > 0 else 0.0)) + (BLOCKED_COST if cap[idx] <= 0 else 0.0)
 
     def add(self, path: list[Cell], amount: int) -> None:
         for a, b in zip(path, path[1:]):

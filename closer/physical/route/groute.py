@@ -176,20 +176,15 @@ class _Grid:
             use, _, idx = self.edge(a, b)
             use[idx] += amount
 
+    def _boundaries(self, path: list[Cell]):
+        return (self.edge(a, b) for a, b in zip(path, path[1:]))
+
     def blocked(self, path: list[Cell]) -> bool:
         """Whether the path crosses a boundary with no tracks (a hard macro's obstructions)."""
-        for a, b in zip(path, path[1:]):
-            _, cap, idx = self.edge(a, b)
-            if cap[idx] <= 0:
-                return True
-        return False
+        return any(cap[idx] <= 0 for _, cap, idx in self._boundaries(path))
 
     def overfull(self, path: list[Cell]) -> bool:
-        for a, b in zip(path, path[1:]):
-            use, cap, idx = self.edge(a, b)
-            if use[idx] > cap[idx]:
-                return True
-        return False
+        return any(use[idx] > cap[idx] for use, cap, idx in self._boundaries(path))
 
 
 def _line(a: Cell, b: Cell) -> list[Cell]:

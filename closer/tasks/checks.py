@@ -231,8 +231,8 @@ class FlowOutcome:
 
 
 FLOW_TIMEOUT_S = 5400.0  # the evaluator's wall-clock limit for one flow run: a runaway flow must still
-                         # leave a record; 1.5x the longest clean flow measured on 2 loaded cores
-                         # (firdma small 46 min beside two other flows; PicoRV32 39 min alone)
+                         # leave a record; about 2x the longest clean flow measured on 2 loaded
+                         # cores (firdma small 46 min beside two other flows; PicoRV32 39 min alone)
 
 
 def run_synthesis(design_folder: Path, task: TaskConfig, out: Path, to: str = "sta",

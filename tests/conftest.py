@@ -32,6 +32,11 @@ SESSION_CCACHE = None if CCACHE_ENV in os.environ else tempfile.mkdtemp(prefix="
 if SESSION_CCACHE:
     os.environ[CCACHE_ENV] = SESSION_CCACHE
 
+# A standalone workspace's later tool calls go to a daemon the first one starts (closer.metered.
+# daemon), idle for minutes before it leaves: the session's hundreds of workspaces would each keep
+# one. Tests run their standalone calls in-process; tests/test_metered_daemon.py turns it on.
+os.environ.setdefault("CLOSER_TOOL_DAEMON", "0")
+
 
 def pytest_unconfigure(config) -> None:
     if not hasattr(config, "workerinput"):  # the controller made them

@@ -3,8 +3,8 @@
 The runner owns it. It listens on a Unix socket that is the only thing of the run directory the
 sandbox sees; each connection carries one request (newline-delimited JSON)::
 
-    {"op": "call", "tool": "sim", "args": []}    ->  progress lines, then one result line
-    {"op": "status"}                              ->  one result line
+    {"op": "call", "tool": "sim", "args": []}    ->  accepted, progress lines, then one result line
+    {"op": "status"}                              ->  accepted, one result line
 
 and the broker runs `metered_call` on the run's workspace, whose control dir (ledger, trajectory,
 snapshots, budget) lives outside the workspace. Calls are serialized by the run's lock, and the cap
@@ -47,20 +47,24 @@ class CallRequest(BaseModel):
 
 class Broker:
     def __init__(self, ws: WorkspacePaths, socket_path: Path, deliver: Deliver | None = None,
-                 log: Path | None = None, isolate: Isolate | None = None, shared_flow_cache: bool = True):
+                 log: Path | None = None, isolate: Isolate | None = None, shared_flow_cache: bool = True,
+                 socket_mode: int = 0o666):
         self.ws = ws
         self.shared_flow_cache = shared_flow_cache  # closer.metered.front.metered_call
         self.socket_path = socket_path
         self.deliver = deliver
         self.isolate = isolate
         self.log = log or socket_path.with_suffix(".log")
+        self.socket_mode = socket_mode  # 0o666: the sandbox's uid connects; a standalone daemon's is 0o600
+        self._busy = 0
+        self._last_active = time.monotonic()
         self._server: socket.socket | None = None
         self._accepting = threading.Event()
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
 
     def start(self) -> "Broker":
-        self._server = unixsock.listen(self.socket_path, backlog=16)
+        self._server = unixsock.listen(self.socket_path, backlog=16, mode=self.socket_mode)
         self._accepting.set()
         accept = threading.Thread(target=unixsock.accept_loop, name="broker-accept", daemon=True,
                                   args=(self._server, self._accepting, self._serve, self._track))
@@ -68,16 +72,23 @@ class Broker:
         self._threads.append(accept)
         return self
 
-    def stop(self, wait_s: float | None = None) -> int:
+    def idle_for(self) -> float:
+        """Seconds since the last request ended; 0 while one is being served."""
+        with self._lock:
+            return 0.0 if self._busy else time.monotonic() - self._last_active
+
+    def stop(self, wait_s: float | None = None, unlink: bool = True) -> int:
         """Stop accepting and wait for the calls still running (they are bounded by the run's wall
-        clock). Returns how many calls were still running when the wait ended."""
+        clock). Returns how many calls were still running when the wait ended. `unlink=False`
+        leaves the socket's path alone (another broker has it now)."""
         self._accepting.clear()
         deadline = None if wait_s is None else time.monotonic() + wait_s
         for thread in list(self._threads):
             thread.join(None if deadline is None else max(deadline - time.monotonic(), 0))
         if self._server is not None:
             self._server.close()
-        self.socket_path.unlink(missing_ok=True)
+        if unlink:
+            self.socket_path.unlink(missing_ok=True)
         return sum(t.is_alive() for t in self._threads)
 
     def _track(self, worker: threading.Thread) -> None:
@@ -85,6 +96,16 @@ class Broker:
             self._threads.append(worker)
 
     def _serve(self, conn: socket.socket) -> None:
+        with self._lock:
+            self._busy += 1
+        try:
+            self._serve_connection(conn)
+        finally:
+            with self._lock:
+                self._busy -= 1
+                self._last_active = time.monotonic()
+
+    def _serve_connection(self, conn: socket.socket) -> None:
         with conn:
             conn.settimeout(30)
             try:
@@ -94,6 +115,7 @@ class Broker:
                              "output": f"closer-tool: bad request to the metering broker: {_first_line(exc)}"})
                 return
             conn.settimeout(None)
+            _send(conn, {"type": "accepted"}, quiet=True)
             _send(conn, self._answer(request, conn))
 
     def _answer(self, request: CallRequest, conn: socket.socket) -> dict:

@@ -54,18 +54,28 @@ def main(argv: list[str]) -> int:
 
 
 def _ask(request: dict) -> dict:
+    answer = ask(request, broker_path() or "")
+    assert answer is not None
+    return answer
+
+
+def ask(request: dict, path: str, fallback: bool = False) -> dict | None:
+    """The broker's answer to `request`. With `fallback` (a standalone workspace's daemon,
+    closer.metered.daemon), None when the broker did not take the request: nothing listening, or
+    the connection closed before the broker acknowledged it."""
     import _socket  # here: a standalone status never needs it
 
-    path = broker_path()
     try:
         conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
-            conn.connect(path or "")
+            conn.connect(path)
             conn.sendall(json.dumps(request).encode() + b"\n")
-            return _read_answer(_lines(conn))
+            return _read_answer(_lines(conn), fallback)
         finally:
             conn.close()
     except OSError as exc:
+        if fallback:
+            return None
         return {"exit_code": EXIT_INFRA, "output": f"closer-tool: the metering broker at {path} is not "
                                                    f"reachable ({exc.strerror or exc})"}
 
@@ -80,16 +90,21 @@ def _lines(conn) -> Iterator[bytes]:
         yield pending
 
 
-def _read_answer(stream: Iterable[bytes]) -> dict:
+def _read_answer(stream: Iterable[bytes], fallback: bool = False) -> dict | None:
+    accepted = False
     for raw in stream:
         try:
             message = json.loads(raw)
         except ValueError:
             continue
-        if message.get("type") == "progress":
+        if message.get("type") == "accepted":
+            accepted = True
+        elif message.get("type") == "progress":
             print(f"[closer-tool] still running ({message.get('elapsed_s')} s)", flush=True)
         elif message.get("type") == "result":
             return message
+    if fallback and not accepted:
+        return None
     return {"exit_code": EXIT_INFRA, "output": "closer-tool: the metering broker closed the connection "
                                                "without an answer"}
 
@@ -114,20 +129,17 @@ def entry() -> None:
     """The `closer-tool` command: the broker's client inside a sandbox ($CLOSER_BROKER set),
     else the metering itself on a standalone workspace (closer.metered.cli, imported only then;
     a plain status whose files are unchanged since they were last read is answered from the
-    status cache, closer.metered.quickstatus, and a plain tool call by closer.metered.quickcall,
-    without it)."""
+    status cache, closer.metered.quickstatus, and a plain tool call by the workspace's daemon or
+    closer.metered.quickcall, without it)."""
     if broker_path():
         sys.exit(main(sys.argv[1:]))
-    from closer.metered.quickstatus import cached_status_text, tool_arguments
+    from closer.metered.quickstatus import cached_status_text, standalone_tool_call
 
     if (text := cached_status_text(sys.argv[1:])) is not None:
         print(text)
         sys.exit(0)
-    if tool_arguments(sys.argv[1:]) is not None:
-        from closer.metered.quickcall import tool_call
-
-        if (code := tool_call(sys.argv[1:])) is not None:
-            sys.exit(code)
+    if (code := standalone_tool_call(sys.argv[1:])) is not None:
+        sys.exit(code)
     from closer.metered.cli import main as standalone_main
 
     standalone_main()

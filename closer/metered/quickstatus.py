@@ -5,9 +5,10 @@ site, whose editable-install finder alone imports pathlib and urllib (more than 
 status may take here), and without closer's models. It imports os, sys, the C parts of datetime,
 hashlib and json (closer.lightjson) and the broker's client (no more than these). Inside a
 sandbox it is that client; on a standalone workspace it answers a plain status whose run.json
-and trajectory hash to the cached key (closer.metered.status_view explains the cache), runs a
-plain tool call in this process (closer.metered.quickcall, with site-packages' msgspec on the
-path: no second interpreter, no site) and hands everything else, unchanged, to the full
+and trajectory hash to the cached key (closer.metered.status_view explains the cache), sends a
+plain tool call to the workspace's daemon (closer.metered.daemon) or else runs it in this process
+(closer.metered.quickcall, with site-packages' msgspec on the path: no second interpreter, no
+site) and hands everything else, unchanged, to the full
 `closer-tool` (`python -m closer.metered`, exec'd: same process, same argv and exit code).
 
 The layout names below are WorkspacePaths' (tests/test_metered_quickstatus.py keeps them equal).
@@ -200,6 +201,36 @@ def cached_status_text(argv: list[str]) -> str | None:
     return lightjson.dumps(st, indent=2) if "--json" in argv else format_status(st)
 
 
+def standalone_tool_call(argv: list[str]) -> int | None:
+    """The exit code of a plain tool call on a standalone workspace whose run has started: served
+    by the workspace's daemon (closer.metered.daemon) when one takes it, else run in this process
+    (closer.metered.quickcall, with site-packages' msgspec on the path), which then starts the
+    daemon for the calls after it. None: the full command must answer."""
+    from closer.metered import daemon
+
+    parsed = tool_arguments(argv)
+    if parsed is None:
+        return None
+    folder, tool, args = parsed
+    root = workspace_root(folder) if os.path.isdir(folder) else None
+    control = os.path.join(root, CONTROL_DIR) if root is not None else None
+    sock = None
+    if control is not None and layout_is_sound(root) and os.path.isfile(os.path.join(control, RUN_INFO)):
+        sock = daemon.socket_path(control)
+    if sock is not None and (code := daemon.call(sock, tool, args)) is not None:
+        return code
+    from closer.quickcli import site_packages
+
+    sys.path.extend(folder for folder in site_packages() if folder not in sys.path)
+    from closer.metered.quickcall import tool_call
+
+    code = tool_call(argv)
+    if code is not None and sock is not None:
+        sys.stdout.flush()
+        daemon.spawn(root, sock)
+    return code
+
+
 def main() -> None:
     """The `closer-tool` command started without site (the launcher's `python -SI`)."""
     argv = sys.argv[1:]
@@ -208,13 +239,7 @@ def main() -> None:
     if (text := cached_status_text(argv)) is not None:
         print(text)
         sys.exit(0)
-    if tool_arguments(argv) is not None:  # a tool call in this process, with site-packages' msgspec
-        from closer.quickcli import site_packages
-
-        sys.path.extend(folder for folder in site_packages() if folder not in sys.path)
-        from closer.metered.quickcall import tool_call
-
-        if (code := tool_call(argv)) is not None:
-            sys.exit(code)
+    if (code := standalone_tool_call(argv)) is not None:
+        sys.exit(code)
     sys.stdout.flush()
     os.execv(sys.executable, [sys.executable, "-m", "closer.metered", *argv])

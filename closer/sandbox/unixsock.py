@@ -10,14 +10,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 
-def listen(path: Path, backlog: int = 32) -> socket.socket:
-    """A listening socket at `path` (replacing a stale one); connectable by the sandbox's uid,
-    which sees nothing else of the folder."""
+def listen(path: Path, backlog: int = 32, mode: int = 0o666) -> socket.socket:
+    """A listening socket at `path` (replacing a stale one); by default connectable by the
+    sandbox's uid, which sees nothing else of the folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.unlink(missing_ok=True)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(str(path))
-    path.chmod(0o666)
+    path.chmod(mode)
     server.listen(backlog)
     server.settimeout(0.2)  # the accept loop notices `running` being cleared
     return server

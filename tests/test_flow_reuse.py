@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from closer.flow import reuse
+from closer.flow.paths import ATTEMPTS_ASIDE
 from closer.tasks.generate import generate_suite
 from closer.tasks.models import TaskKind
 from closer.tasks.paths import SuitePaths
@@ -159,6 +160,22 @@ def test_store_then_restore_gives_the_same_folder(tmp_path: Path) -> None:
     assert (again / "sc" / "top.vg").read_text() == "module top(); endmodule\n"
     assert "reused run" in (tmp_path / "again" / "flow.log").read_text()
     assert not list((tmp_path / "cache").glob("*/.staging-*"))
+
+
+def test_the_synthesis_attempts_set_aside_are_not_stored(tmp_path: Path) -> None:
+    """sc/attempts/ serves reruns in its own folder only (closer.flow.runner._bring_attempt): an
+    entry holds the run without it, and everything else of sc/."""
+    cache = reuse.FlowCache(tmp_path / "cache")
+    out = tmp_path / "run" / "flow"
+    aside = out / ATTEMPTS_ASIDE / "balanced" / "synth"
+    aside.mkdir(parents=True)
+    (aside / "netlist.json").write_text("{}")
+    (out / "sc" / "top" / "attempts").mkdir(parents=True)  # a design's folder of that name stays
+    (out / "sc" / "top.vg").write_text("module top(); endmodule\n")
+    cache.store("cd" * 32, out)
+    stored = cache.entry_dir("cd" * 32) / reuse.OUTPUT_DIR
+    assert (stored / "sc" / "top.vg").is_file() and (stored / "sc" / "top" / "attempts").is_dir()
+    assert not (stored / ATTEMPTS_ASIDE).exists()
 
 
 def test_a_restore_elsewhere_names_the_new_folders(tmp_path: Path) -> None:

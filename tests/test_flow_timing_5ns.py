@@ -67,3 +67,31 @@ def test_gcd_at_5ns_signs_off_at_every_corner(tmp_path: Path, pdk_paths):
     assert meta["synth__timing__setup__ws__corner__ss_100C_1v60"] > 0
     run = FlowPaths(tmp_path / "run", "gcd")
     assert run.synth_attempt_log("balanced").is_file() and run.synth_attempt_log("balanced+syn2").is_file()
+
+
+def test_an_unchanged_rerun_reuses_both_synthesis_attempts(tmp_path: Path, pdk_paths):
+    """Both ABC scripts run at 5 ns and share the node folders: the rerun puts each attempt's nodes
+    back before its script (closer.flow.runner._restore_attempt), so nothing is synthesized again
+    and the metadata is the same; a changed clock period reruns them, as a fresh run would give."""
+    from closer.flow.runner import run_flow
+    from closer.paths import repo_paths
+
+    for tool in ("verilator", "yosys", "sta"):
+        require_tool(tool)
+    folder = _gcd_at(tmp_path, repo_paths(), 5.0)
+    out = tmp_path / "run"
+    first = run_flow(str(folder), to="sta", out=out)
+    meta = FlowPaths(out, "gcd").metadata.read_bytes()
+    assert json.loads(meta)["closer__synth__abc_scripts_tried"] == ["balanced", "balanced+syn2"]
+    again = run_flow(str(folder), to="sta", out=out)
+    assert again.all_reused, [(s.name, s.reused) for s in again.steps]
+    assert FlowPaths(out, "gcd").metadata.read_bytes() == meta
+    assert not any(s.reused for s in first.steps)
+    # another period: the restored nodes' inputs changed, so they run again, as in a fresh folder
+    _gcd_at(tmp_path / "p45", repo_paths(), 4.5)
+    shutil.rmtree(folder)
+    shutil.copytree(tmp_path / "p45" / "gcd", folder)
+    changed = run_flow(str(folder), to="sta", out=out)
+    assert [(s.name, s.reused) for s in changed.steps if s.name in ("synth", "sta")] == [("synth", False), ("sta", False)]
+    fresh = run_flow(str(folder), to="sta", out=tmp_path / "fresh")
+    assert Path(changed.metadata).read_bytes() == Path(fresh.metadata).read_bytes()

@@ -8,6 +8,9 @@ from pathlib import Path
 from closer.paths import repo_paths
 
 
+ATTEMPTS_ASIDE = Path("sc") / "attempts"  # relative to a run directory
+
+
 @dataclass(frozen=True)
 class FlowPaths:
     """One run directory (default `runs/<design>/<config>/` in the checkout)::
@@ -15,6 +18,9 @@ class FlowPaths:
         <root>/
           sc/<design>/job/<step>/0/   SiliconCompiler node directories (inputs/, outputs/,
                                       reports/, <step>.log); reused when their inputs are unchanged
+          sc/attempts/<script>/<step>/ the synthesis-and-after node directories of the ABC
+                                      attempts not in sc/<design>/job now; sc/attempts/resident
+                                      names the one that is (closer.flow.runner._bring_attempt)
           constraints.sdc             the canonical SDC (closer.sdc) every node reads
           metrics/1_synth.json        ORFS-named synthesis metrics (Yosys stat)
           metrics/1_synth_sta.json    ORFS-named timing and power metrics (OpenSTA)
@@ -40,6 +46,10 @@ class FlowPaths:
 
     def node_log(self, step: str) -> Path:
         return self.node_dir(step) / f"{step}.log"
+
+    @property
+    def attempts_aside(self) -> Path:
+        return self.root / ATTEMPTS_ASIDE
 
     @property
     def synth_attempts(self) -> Path:

@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 from closer.flow.cache import (cache_root, environment_fingerprint, file_sha256, key_digest, read_json, stat_key,
                                write_json)
 from closer.flow.cachedir import CACHE_ENV, DISABLED, RUN_CACHE, cache_dir  # noqa: F401  (re-exported)
+from closer.flow.paths import ATTEMPTS_ASIDE
 from closer.pdk import PdkPaths, default_pdk_root
 from closer.toolchain import QROUTER_PREFIX_ENV
 
@@ -263,7 +264,10 @@ class FlowCache:
         final.parent.mkdir(parents=True, exist_ok=True)
         staging = final.parent / f".staging-{uuid.uuid4().hex}"
         try:
-            shutil.copytree(out, staging / OUTPUT_DIR, symlinks=True)
+            # the attempts set aside serve reruns in that folder only: a restored run is served whole
+            aside = out / ATTEMPTS_ASIDE
+            shutil.copytree(out, staging / OUTPUT_DIR, symlinks=True,
+                            ignore=lambda folder, names: [aside.name] if Path(folder) == aside.parent else [])
             if log is not None:
                 shutil.copyfile(log, staging / LOG_FILE)
             entry = Entry(key=key, created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -30,7 +30,7 @@ from closer.flow.paths import FlowPaths, default_run_dir
 from closer.flow.platform import load_platform
 from closer.flow.project import JOB_NAME, build_project
 from closer.flow.settings import abc_scripts
-from closer.flow.steps import PHYSICAL_STEPS, STEPS, Backend, Step, resolve_backend, steps_until
+from closer.flow.steps import FRONT_STEPS, PHYSICAL_STEPS, STEPS, Backend, Step, resolve_backend, steps_until
 from closer.toolchain import use_venv_tools
 from closer.paths import repo_paths
 from closer.pdk import pdk
@@ -133,7 +133,12 @@ def _run_project(project_to, steps: list[Step], flow_paths: FlowPaths, design):
     meets ABC's delay target (closer.flow.synth_choice); then the rest, with the kept script
     (synthesis runs again if a later one was tried). So a design the first script closes runs in
     one project run up to `sta`, and the physical steps only ever see the kept netlist. Returns
-    the last project run and the synthesis attempts."""
+    the last project run and the synthesis attempts.
+
+    The attempts share SiliconCompiler's node folders, which hold one attempt's synthesis-and-after
+    nodes at a time: the others' are moved aside under sc/attempts/ and moved back before their
+    script runs again (`_bring_attempt`), so an unchanged rerun reuses every attempt's nodes
+    instead of synthesizing each script again (changed inputs: SiliconCompiler reruns them)."""
     names = [s.name for s in steps]
     if "synth" not in names:
         project = project_to(names[-1])
@@ -143,20 +148,78 @@ def _run_project(project_to, steps: list[Step], flow_paths: FlowPaths, design):
     shutil.rmtree(attempt_dir, ignore_errors=True)  # this run's attempts only
     attempt_dir.mkdir(parents=True)
     front = [n for n in names if n not in _PHYSICAL][-1]
+    scripts = abc_scripts(design.physical)
+    if len(scripts) == 1:  # no attempt to set aside: drop what settings with two scripts left
+        shutil.rmtree(_attempts_dir(flow_paths), ignore_errors=True)
     attempts: list[synth_choice.Attempt] = []
-    for script in abc_scripts(design.physical):
+    for script in scripts:
         if attempts and not synth_choice.needs_next(attempts):
             break
+        if len(scripts) > 1:
+            _bring_attempt(flow_paths, script.name)
         project = project_to(front, script.script)
         project.run()
+        _mark_resident(flow_paths, script.name if len(scripts) > 1 else None)
         log = flow_paths.node_log("synth")
         shutil.copyfile(log, flow_paths.synth_attempt_log(script.name))
         attempts.append(synth_choice.Attempt(script.name, script.script, synth_choice.abc_estimate(log)))
     kept = synth_choice.chosen(attempts)
     if kept is not attempts[-1] or names[-1] != front:
+        if kept is not attempts[-1]:
+            _bring_attempt(flow_paths, kept.name)
         project = project_to(names[-1], kept.script)
         project.run()
+        _mark_resident(flow_paths, kept.name if len(scripts) > 1 else None)
     return project, attempts
+
+
+# The front steps a synthesis attempt produces (its script changes them): synth and what follows it.
+_ATTEMPT_STEPS = tuple(s.name for s in FRONT_STEPS[[t.name for t in FRONT_STEPS].index("synth"):])
+
+
+def _attempts_dir(flow_paths: FlowPaths) -> Path:
+    # under sc/, so whatever drops SiliconCompiler's node folders drops these with them
+    return flow_paths.attempts_aside
+
+
+def _resident(flow_paths: FlowPaths) -> str | None:
+    """The script whose attempt the node folders hold, None when unknown."""
+    marker = _attempts_dir(flow_paths) / "resident"
+    return marker.read_text().strip() or None if marker.is_file() else None
+
+
+def _mark_resident(flow_paths: FlowPaths, script_name: str | None) -> None:
+    marker = _attempts_dir(flow_paths) / "resident"
+    marker.unlink(missing_ok=True)
+    if script_name is not None:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(script_name + "\n")
+
+
+def _bring_attempt(flow_paths: FlowPaths, script_name: str) -> None:
+    """Make the node folders hold `script_name`'s last attempt when one was set aside: the resident
+    attempt's folders are moved aside (renames, nothing copied). The marker is cleared first, so a
+    run that fails between the moves leaves no claim about what the folders hold."""
+    resident = _resident(flow_paths)
+    if resident == script_name:
+        return
+    _mark_resident(flow_paths, None)
+    aside = _attempts_dir(flow_paths)
+    if resident is not None:
+        for step in _ATTEMPT_STEPS:
+            node, keep = flow_paths.node_dir(step), aside / resident / step
+            shutil.rmtree(keep, ignore_errors=True)
+            if node.is_dir():
+                keep.parent.mkdir(parents=True, exist_ok=True)
+                node.rename(keep)
+    wanted = aside / script_name
+    if wanted.is_dir():
+        for step in _ATTEMPT_STEPS:
+            node, kept = flow_paths.node_dir(step), wanted / step
+            shutil.rmtree(node, ignore_errors=True)
+            if kept.is_dir():
+                kept.rename(node)
+        shutil.rmtree(wanted, ignore_errors=True)
 
 
 _PHYSICAL = {s.name for s in PHYSICAL_STEPS}

@@ -5,10 +5,13 @@ every corner."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -17,6 +20,7 @@ from closer.errors import InputError
 from closer.flow.paths import FlowPaths
 from closer.flow.runner import run_flow
 from closer.flow.settings import SynthSettings, SynthStrategy, abc_script, settings_table_markdown
+from closer.physical.deadline import DEADLINE_ENV, FINISH_RESERVE_S
 from tests.conftest import require_tool
 
 CORNERS = ("ss_100C_1v60", "tt_025C_1v80", "ff_n40C_1v95")
@@ -108,13 +112,35 @@ def weak_runs(tmp_path_factory, pdk_paths):
     # the failing run needs no route repair (its sta gate is what is checked): rounds would cost
     # minutes on a layout whose routing is not the point
     off = "synth_buffering = false\nsynth_sizing = false\nrepair_rounds = 0\ntiming_repair_rounds = 0"
-    for name, physical in (("default", ""), ("off", off)):
+    for name, physical in (("default", ""), ("off", off), ("deadline", "")):
         root = tmp_path_factory.mktemp(f"weak_{name}")
         folder = _weak_gcd(root, repo, physical)
-        run_flow(str(folder), out=root / "run")
+        # "deadline": the default settings with a deadline already inside its reserve, so no
+        # improvement round may start (closer.physical.deadline)
+        stop_at = {DEADLINE_ENV: str(time.time() + FINISH_RESERVE_S)} if name == "deadline" else {}
+        with mock.patch.dict(os.environ, stop_at):
+            run_flow(str(folder), out=root / "run")
         runs[name] = FlowPaths(root / "run", "gcd").metadata
         runs[f"{name}_folder"] = folder
     return runs
+
+
+def test_a_flow_at_its_deadline_starts_no_improvement_round_and_still_signs_off(weak_runs):
+    """The same weak gcd as "default", its deadline already inside the finish reserve: Repair starts
+    no round (default: its rounds mend the routed layout, which then signs off), the flow still ends
+    with every gate measured on the layout it had (the route gate fails there) and says it was cut;
+    the default run, without a deadline, is not."""
+    import json
+
+    meta, default = (json.loads(weak_runs[name].read_text()) for name in ("deadline", "default"))
+    assert default["closer__repair__kept"] >= 1 and default["closer__gate__signoff__pass"] is True
+    assert default["closer__flow__deadline_cut"] is False
+    assert meta["closer__repair__rounds"] == 0 and meta["closer__repair__out_of_time"] is True
+    assert meta["closer__flow__deadline_cut"] is True
+    for gate in ("route", "drc", "lvs", "antenna", "signoff"):
+        assert isinstance(meta[f"closer__gate__{gate}__pass"], bool)
+    assert meta["closer__gate__route__pass"] is False  # what the repair would have mended
+    assert meta["closer__signoff__official_drc__errors"] is not None  # the official deck still ran
 
 
 def test_weak_gcd_sta_gate_fails_without_buffering_and_sizing(weak_runs):

@@ -54,7 +54,7 @@ LOG_FILE = "flow.log"
 OUTPUT_DIR = "flow"
 # metadata flags of a run a time budget cut short (the router's wall seconds, the repair's CPU seconds or
 # a reroute's wall-timed passes): another run of the same inputs may differ
-TIME_CUT_FLAGS = ("closer__route__time_limited", "closer__repair__out_of_time")
+TIME_CUT_FLAGS = ("closer__route__time_limited", "closer__repair__out_of_time", "closer__flow__deadline_cut")
 LOCK_POLL_S = 0.5
 SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 # the programs the flow runs, by name on the flow's PATH

@@ -31,6 +31,7 @@ from typing import Any
 
 from closer.errors import InputError
 from closer.pdk import pdk
+from closer.physical import deadline
 from closer.physical.io.lef import read_macros, read_tech
 from closer.physical.route import route
 from closer.physical.signoff import signoff_drc
@@ -67,6 +68,7 @@ class Metrics(Step):
         m["closer__gate__lvs__pass"] = bool(lvs_ok)
         m["closer__gate__signoff__pass"] = (m["closer__gate__route__pass"] and m["closer__gate__drc__pass"]
                                             and bool(lvs_ok) and m["closer__gate__antenna__pass"])
+        m[deadline.CUT_KEY] = bool(ctx.metrics.get(deadline.CUT_KEY))
         return m
 
 

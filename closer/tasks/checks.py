@@ -278,13 +278,19 @@ class _FlowRun:
 
     def execute(self, netlist: Path) -> FlowOutcome:
         import sys
+        import time
 
+        from closer.physical.deadline import DEADLINE_ENV
         from closer.procs import Command, run
         from closer.toolchain import search_path
 
         to = self.to
+        # the moment this run is stopped: the physical flow's improvement loops end before it, so
+        # a slow layout still gets its verdict (closer.physical.deadline)
+        stop_at = f"{time.time() + self.timeout_s:.0f}"
         command = Command([sys.executable, "-m", "closer", "flow", "run", str(self.design_folder), *self.tail,
-                           "--out", str(self.fpaths.root)], env={"PATH": search_path()}, timeout_s=self.timeout_s)
+                           "--out", str(self.fpaths.root)], env={"PATH": search_path(), DEADLINE_ENV: stop_at},
+                          timeout_s=self.timeout_s)
         error = None
         watcher = FlowWatcher(self.fpaths, self.progress) if self.progress else None
         try:

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import re
 import shutil
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from closer import procs
+from closer.physical import deadline
 from closer.physical.io.defnets import block_name, net_blocks, stubs, with_stubs
 from closer.physical.signoff import drc, lvs
 from closer.physical.signoff.gds import LAYERS
@@ -304,12 +306,16 @@ def repair(first: Candidate, reroute: Callable[[Candidate, set[str], list[str], 
     # rounds of ~100 s on an unrouted net whose strategies all chose the same nets)
     tried_rounds: dict[tuple, int] = {}
     cpu_end = procs.tree_cpu_s() + cfg.max_cpu_s
+    last_round_s = [0.0]  # a round is expected to take as long as the last one (the flow's deadline)
 
     def out_of_time() -> bool:
-        if procs.tree_cpu_s() < cpu_end:
+        in_budget = procs.tree_cpu_s() < cpu_end
+        in_deadline = deadline.allows(last_round_s[0])
+        if in_budget and in_deadline:
             return False
         if not log.rounds or log.rounds[-1].get("result") != "out of time":
-            log.rounds.append({"round": state["k"], "result": "out of time", "max_cpu_s": cfg.max_cpu_s})
+            log.rounds.append({"round": state["k"], "result": "out of time", "max_cpu_s": cfg.max_cpu_s,
+                               "deadline": not in_deadline})
         return True
 
     def attempt(problem: Problem, s: Strategy, phase: str) -> bool:
@@ -331,8 +337,10 @@ def repair(first: Candidate, reroute: Callable[[Candidate, set[str], list[str], 
         rdir = work / f"round{state['k']}"
         shutil.rmtree(rdir, ignore_errors=True)
         rdir.mkdir(parents=True)
+        started = time.monotonic()
         routed_def, rc, failed = reroute(best, nets, before, rdir)
         cand = signoff(routed_def, rc, failed, rdir, best, nets)
+        last_round_s[0] = time.monotonic() - started
         kept = cand.problems < best.problems
         log.rounds.append({"round": state["k"], "phase": phase, "problem": problem.label, "strategy": s.__dict__,
                            "obstructions": len(before), "nets": sorted(nets)[:40], "before": best.problems,

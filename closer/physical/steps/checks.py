@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from closer import procs
+from closer.physical import deadline
 from closer.physical.io import defio
 from closer.physical.repair import cleanup, incremental, repair
 from closer.physical.route import route
@@ -125,6 +126,8 @@ class Repair(Step):
             # mac16x2: one batch round of ~500 nets ran qrouter's schedule for 10+ minutes);
             # qrouter counts wall seconds, so such a cut is flagged as time-dependent
             left = max(0.0, cpu_end - procs.tree_cpu_s())
+            if (wall_left := deadline.time_left()) is not None:
+                left = min(left, max(0.0, wall_left))
             rcfg = replace(cfg.route, pass_budget_s=min(cfg.route.pass_budget_s, left))
             out = route.reroute(ctx.pdk.tech_lef, ctx.paths.router_lef, base.routed_def, base.rc_file,
                                 ctx.layout, rdir, rcfg, nets, before, r.patch)
@@ -156,6 +159,8 @@ class Repair(Step):
             return incremental.net_cell_windows(ctx.netlist, ctx.layout.cells, ctx.macros, net)
 
         best, log = repair.repair(first, reroute, signoff, find_nets, work, cfg.repair, net_windows)
+        if any(e.get("deadline") for e in log.rounds):
+            ctx.metrics[deadline.CUT_KEY] = True
         work.mkdir(parents=True, exist_ok=True)
         (work / "repair.json").write_text(json.dumps(log.rounds, indent=1))
         if best.final_def != ctx.paths.final_def:

@@ -3,9 +3,11 @@ RoutedSetupRepair (before the first sign-off) and SetupRepair (after the antenna
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
+from closer.physical import deadline
 from closer.physical.cts import cts
 from closer.physical.repair import buffering, incremental, sizing
 from closer.physical.signoff import parasitics, sta
@@ -85,11 +87,14 @@ class SetupRepair(Step):
                                "closer__setup_repair__buffers": 0, "closer__setup_repair__drv_resized": 0}
         for corner, ws in before.items():
             out[f"closer__setup_repair__ws_before__{corner}"] = ws
-        rounds = 0
+        rounds, last_round_s = 0, 0.0
         while cfg.enabled and rounds < cfg.max_rounds:
             corner = _sizing_corner(ctx)
             if corner is None:
                 break
+            if not round_fits(ctx, last_round_s):
+                break
+            started = time.monotonic()
             rounds += 1
             key = f"closer__setup_repair__round{rounds}__{corner}"
             result = _size(ctx, corner, ctx.paths.sta_dir / "sizing" / f"round{rounds}", key, out)
@@ -102,6 +107,7 @@ class SetupRepair(Step):
             ctx.sta_results.clear()
             out.update({f"{key}__{k}": v for k, v in _reroute_after_setup_repair(ctx, changed, rounds).items()})
             run_steps(ctx, ("Antenna", "Sta"))
+            last_round_s = time.monotonic() - started
         out["closer__setup_repair__rounds"] = rounds
         for corner, ws in _setup_ws_by_corner(ctx).items():
             out[f"closer__setup_repair__ws_after__{corner}"] = ws
@@ -158,7 +164,11 @@ class RoutedSetupRepair(Step):
             out[f"{self.key}__skipped"] = "unrouted nets"
             return out
         rounds, first_step, metrics_before = 0, len(ctx.steps), dict(ctx.metrics)
+        last_round_s = 0.0
         while rounds < cfg.routed_rounds:
+            if not round_fits(ctx, last_round_s):
+                break
+            started = time.monotonic()
             run_steps(ctx, ("Sta",))
             corner = _sizing_corner(ctx)
             result = None
@@ -173,6 +183,7 @@ class RoutedSetupRepair(Step):
             chosen = _reroute_resized(ctx, _apply_setup_repair(ctx, result), ctx.paths.route_dir / f"routed_setup{rounds}")
             out[f"{key}__rerouted_nets"] = len(chosen)
             out[f"{key}__unrouted"] = ctx.route_result.failed_nets
+            last_round_s = time.monotonic() - started
             # a whole check follows: the reroute's windows are not against a checked layout
             ctx.changed_windows = None
         # the timing of a layout not yet signed off stays in steps.json only: the run's metrics
@@ -184,6 +195,17 @@ class RoutedSetupRepair(Step):
                 ctx.metrics.pop(name, None)
         out[f"{self.key}__rounds"] = rounds
         return out
+
+
+def round_fits(ctx: Context, last_round_s: float) -> bool:
+    """Whether another improvement round ends before the flow's deadline (closer.physical.deadline):
+    a round may end in a full reroute, so it is expected to take the Route step's time, or the last
+    round's when that was longer. A round that does not fit marks the run as cut by its deadline."""
+    route_s = next((step["wall_s"] for step in ctx.steps if step["step"] == "Route"), 0.0)
+    if deadline.allows(max(route_s, last_round_s)):
+        return True
+    ctx.metrics[deadline.CUT_KEY] = True
+    return False
 
 
 def _reroute_resized(ctx: Context, changed: list[str], work: Path) -> set[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -11,7 +12,7 @@ from typing import Any, ClassVar
 from closer.physical.repair import diodes, incremental
 from closer.physical.signoff import antenna
 from closer.physical.io.netlist import Netlist
-from closer.physical.steps.base import Context, Step, run_steps
+from closer.physical.steps.base import Context, Step, round_fits, run_steps
 from closer.physical.steps.reroute import REROUTE_STEPS, SIGNOFF_STEPS, reroute_changed_cells
 from closer.physical.steps.routing import signoff_problems
 
@@ -60,6 +61,7 @@ class Antenna(Step):
         unrouted = 0
         discarded: list[int] = []
         full: list[int] = []
+        last_round_s = 0.0
         while ctx.antenna_result.violations and rounds < cfg.repair_rounds:
             unrouted = ctx.route_result.failed_nets if ctx.route_result else 0
             if unrouted:
@@ -70,6 +72,10 @@ class Antenna(Step):
                 # layout that differs only by resized cells (PicoRV32: a second 30-minute round)
                 skipped = "an earlier round was undone"
                 break
+            if not round_fits(ctx, last_round_s):
+                skipped = "the flow's deadline"
+                break
+            started = time.monotonic()
             sites = diodes.diode_sites(ctx.antenna_result.violations, ctx.netlist, ctx.macros, done, cfg.max_net_gates)
             # a piece whose gates all have a diode and that still violates needs more diffusion
             sites += diodes.more_diodes(ctx.antenna_result.violations, done, ctx.tech,
@@ -111,6 +117,7 @@ class Antenna(Step):
                 discarded.append(ctx.diode_rounds)
                 ctx.diode_rounds_undone.append(ctx.diode_rounds)
                 break
+            last_round_s = time.monotonic() - started
         return {**antenna_metrics(ctx.antenna_result, ctx.netlist), "closer__antenna__repair_rounds": rounds,
                 "closer__antenna__discarded_rounds": discarded, "closer__antenna__full_reroute_rounds": full,
                 "closer__antenna__repair_skipped": skipped,

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from closer import procs
 from closer.errors import InputError
+from closer.physical import deadline
 from closer.pdk import ALL_CORNERS, CORNERS, MacroAbstract, PdkPaths
 from closer.physical.cts import cts
 from closer.physical.place import place
@@ -217,6 +218,18 @@ class Step(ABC):
 
     @abstractmethod
     def run(self, ctx: Context) -> dict[str, Any]: ...
+
+
+def round_fits(ctx: Context, last_round_s: float) -> bool:
+    """Whether another improvement round ends before the flow's deadline (closer.physical.deadline).
+    A round is expected to take `deadline.ROUND_ROUTE_FACTOR` times the Route step's time, or the
+    last round's when longer (a setup-repair round may reroute in full and sign off twice). A round
+    that does not fit marks the run as cut by its deadline."""
+    route_s = next((step["wall_s"] for step in ctx.steps if step["step"] == "Route"), 0.0)
+    if deadline.allows(max(deadline.ROUND_ROUTE_FACTOR * route_s, last_round_s)):
+        return True
+    ctx.metrics[deadline.CUT_KEY] = True
+    return False
 
 
 def timing_sdc(ctx: Context) -> Path:

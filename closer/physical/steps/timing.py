@@ -7,11 +7,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from closer.physical import deadline
 from closer.physical.cts import cts
 from closer.physical.repair import buffering, incremental, sizing
 from closer.physical.signoff import parasitics, sta
-from closer.physical.steps.base import Context, Step, run_steps, timing_sdc
+from closer.physical.steps.base import Context, Step, round_fits, run_steps, timing_sdc
 from closer.physical.steps.reroute import REROUTE_STEPS, SIGNOFF_STEPS, reroute_changed_cells
 from closer.physical.steps.routing import signoff_problems
 
@@ -195,17 +194,6 @@ class RoutedSetupRepair(Step):
                 ctx.metrics.pop(name, None)
         out[f"{self.key}__rounds"] = rounds
         return out
-
-
-def round_fits(ctx: Context, last_round_s: float) -> bool:
-    """Whether another improvement round ends before the flow's deadline (closer.physical.deadline):
-    a round may end in a full reroute, so it is expected to take the Route step's time, or the last
-    round's when that was longer. A round that does not fit marks the run as cut by its deadline."""
-    route_s = next((step["wall_s"] for step in ctx.steps if step["step"] == "Route"), 0.0)
-    if deadline.allows(max(route_s, last_round_s)):
-        return True
-    ctx.metrics[deadline.CUT_KEY] = True
-    return False
 
 
 def _reroute_resized(ctx: Context, changed: list[str], work: Path) -> set[str]:

@@ -56,6 +56,7 @@ sys.path.insert(0, str(ROOT))
 
 from closer import __version__  # noqa: E402
 from closer.launchers.nosite import write_launcher  # noqa: E402
+from closer.metered import daemon  # noqa: E402
 from closer.metered.broker import Broker  # noqa: E402
 from closer.metered.paths import WorkspacePaths  # noqa: E402
 from closer.quickcli import site_packages  # noqa: E402
@@ -112,12 +113,7 @@ def summary(values: list[Sample]) -> dict:
 
 
 def daemon_pids(ws: WorkspacePaths) -> list[int]:
-    pids = []
-    for lock in ws.control.glob("broker-*.lock"):
-        text = lock.read_text().strip()
-        if text:
-            pids.append(int(text))
-    return pids
+    return daemon.running_pids(str(ws.control))
 
 
 def _proc_cpu_s(pid: int) -> float:

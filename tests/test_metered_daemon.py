@@ -52,8 +52,8 @@ def _sockets(ws: WorkspacePaths) -> list[Path]:
 
 
 def _daemon_pid(ws: WorkspacePaths) -> int | None:
-    text = "".join(p.read_text() for p in ws.control.glob("broker-*.lock"))
-    return int(text) if text.strip() else None
+    pids = daemon.running_pids(str(ws.control))
+    return pids[0] if pids else None
 
 
 def _wait(predicate, timeout_s: float = 30) -> bool:

@@ -150,7 +150,7 @@ def _run_project(project_to, steps: list[Step], flow_paths: FlowPaths, design):
     front = [n for n in names if n not in _PHYSICAL][-1]
     scripts = abc_scripts(design.physical)
     if len(scripts) == 1:  # no attempt to set aside: drop what settings with two scripts left
-        shutil.rmtree(_attempts_dir(flow_paths), ignore_errors=True)
+        shutil.rmtree(flow_paths.attempts_aside, ignore_errors=True)
     attempts: list[synth_choice.Attempt] = []
     for script in scripts:
         if attempts and not synth_choice.needs_next(attempts):
@@ -177,19 +177,14 @@ def _run_project(project_to, steps: list[Step], flow_paths: FlowPaths, design):
 _ATTEMPT_STEPS = tuple(s.name for s in FRONT_STEPS[[t.name for t in FRONT_STEPS].index("synth"):])
 
 
-def _attempts_dir(flow_paths: FlowPaths) -> Path:
-    # under sc/, so whatever drops SiliconCompiler's node folders drops these with them
-    return flow_paths.attempts_aside
-
-
 def _resident(flow_paths: FlowPaths) -> str | None:
     """The script whose attempt the node folders hold, None when unknown."""
-    marker = _attempts_dir(flow_paths) / "resident"
+    marker = flow_paths.attempts_aside / "resident"
     return marker.read_text().strip() or None if marker.is_file() else None
 
 
 def _mark_resident(flow_paths: FlowPaths, script_name: str | None) -> None:
-    marker = _attempts_dir(flow_paths) / "resident"
+    marker = flow_paths.attempts_aside / "resident"
     marker.unlink(missing_ok=True)
     if script_name is not None:
         marker.parent.mkdir(parents=True, exist_ok=True)
@@ -204,7 +199,7 @@ def _bring_attempt(flow_paths: FlowPaths, script_name: str) -> None:
     if resident == script_name:
         return
     _mark_resident(flow_paths, None)
-    aside = _attempts_dir(flow_paths)
+    aside = flow_paths.attempts_aside
     if resident is not None:
         for step in _ATTEMPT_STEPS:
             node, keep = flow_paths.node_dir(step), aside / resident / step

@@ -64,6 +64,18 @@ def lock_path(sock: str) -> str:
     return sock[: -len(".sock")] + ".lock"
 
 
+def running_pids(control: str) -> list[int]:
+    """The pids the daemons of a control dir wrote into their lock files (a leaving daemon empties its own)."""
+    pids = []
+    for name in sorted(os.listdir(control)):
+        if name.startswith("broker-") and name.endswith(".lock"):
+            with open(os.path.join(control, name)) as handle:
+                text = handle.read().strip()
+            if text:
+                pids.append(int(text))
+    return pids
+
+
 def call(sock: str, tool: str, args: list[str]) -> int | None:
     """The exit code of the call served by the daemon at `sock`; None when no daemon took it
     (none listening, or it closed the connection before acknowledging the request)."""

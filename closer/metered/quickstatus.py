@@ -221,7 +221,7 @@ def standalone_tool_call(argv: list[str]) -> int | None:
         return code
     from closer.quickcli import site_packages
 
-    sys.path.extend(folder for folder in site_packages() if folder not in sys.path)
+    sys.path.extend(site for site in site_packages() if site not in sys.path)
     from closer.metered.quickcall import tool_call
 
     code = tool_call(argv)

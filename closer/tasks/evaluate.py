@@ -7,17 +7,20 @@ oracle on the hidden workloads and widths, `closer flow` to STA (kinds that stop
 through the physical flow (`pnr`: place, route, DRC, LVS, STA with parasitics; kinds whose
 `flow_to` is `finish`), logic equivalence of the RTL and the synthesized netlist (kinds whose gates
 include `lec`), gate-level simulation of the synthesized netlist; then `closer.reward` on the
-hidden targets. The same scoring (closer.tasks.score.score_tree) runs again on the public
-conditions (public workload, physical conditions and targets, the tree's own tests/): its reward is
-the record's `public_reward`, which is what the metered `verify` reports for the same tree.
+hidden targets. The same scoring (closer.tasks.score.score_tree) runs on the public conditions
+(public workload, physical conditions and targets, the tree's own tests/): its reward is the
+record's `public_reward`, which is what the metered `verify` reports for the same tree. On two
+CPUs or more the two scorings run side by side (`$CLOSER_EVAL_JOBS`).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -32,6 +35,8 @@ from closer.inputs import load_json_model
 from closer.tasks.paths import PUBLIC_TARGETS, EvalPaths, TaskPaths, in_surface, sha256_file, workspace_files
 from closer.tasks.score import (FLOW_STEP, LEC_CORNER, ScoringConditions, Verdict, below_one_reasons,  # noqa: F401
                                 flow_step, observed_gates, run_lec, score_tree)
+
+EVAL_JOBS_ENV = "CLOSER_EVAL_JOBS"  # 1: the public scoring after the hidden one; 2: side by side
 
 
 class LockedViolation(BaseModel):
@@ -140,6 +145,7 @@ def build_tree(pristine: Path, candidate: Path, surface: dict, tree: Path,
 
 def evaluate(workspace: Path, task_dir: Path, out: Path) -> EvaluationRecord:
     start = time.monotonic()
+    scoring_jobs()  # a malformed setting is refused before any work
     workspace = workspace.resolve()
     if not workspace.is_dir():
         raise InputError(f"workspace {workspace} is not a folder")
@@ -188,9 +194,32 @@ def public_conditions(task: TaskConfig, tree: Path) -> ScoringConditions:
     return ScoringConditions("public", task.public, task.parameters, tree / "tests", gates, targets)
 
 
+def scoring_jobs() -> int:
+    """How many of the two scorings run at once: `$CLOSER_EVAL_JOBS` (1 or 2), else 2 on a
+    machine that gives this process two CPUs or more."""
+    value = os.environ.get(EVAL_JOBS_ENV, "").strip()
+    if not value:
+        return 2 if len(os.sched_getaffinity(0)) >= 2 else 1
+    if value not in ("1", "2"):
+        raise InputError(f"environment variable {EVAL_JOBS_ENV}: {value!r} is not 1 or 2")
+    return int(value)
+
+
+def _score_both(task: TaskConfig, hidden: HiddenConfig, paths: TaskPaths, ep: EvalPaths):
+    """(hidden, public) scorings of the tree. They share nothing but the tree they read and the
+    caches, which lock per entry; with two jobs they run side by side (each mostly waits on its
+    own tool processes), so an evaluation of a physical task takes its longer flow, not both."""
+    runs = [(hidden_conditions(task, hidden, paths), ep.scoring("hidden")),
+            (public_conditions(task, ep.tree), ep.scoring("public"))]
+    if scoring_jobs() == 1:
+        return [score_tree(ep.tree, task, sc, out) for sc, out in runs]
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="scoring") as pool:
+        futures = [pool.submit(score_tree, ep.tree, task, sc, out) for sc, out in runs]
+        return [future.result() for future in futures]
+
+
 def _score(record: EvaluationRecord, task: TaskConfig, hidden: HiddenConfig, paths: TaskPaths, ep: EvalPaths) -> None:
-    hid = score_tree(ep.tree, task, hidden_conditions(task, hidden, paths), ep.scoring("hidden"))
-    pub = score_tree(ep.tree, task, public_conditions(task, ep.tree), ep.scoring("public"))
+    hid, pub = _score_both(task, hidden, paths, ep)
     record.public, record.hidden, record.gls = _summary(pub.func), _summary(hid.func), _summary(hid.gls)
     if _report_failure(record, pub.func, hid.func, hid.gls):
         return

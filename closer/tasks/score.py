@@ -39,6 +39,7 @@ from closer.tasks.models import Conditions, TaskConfig
 FLOW_STEP = {"sta": "sta", "finish": "pnr"}
 LEC_CORNER = "tt_025C_1v80"  # cell functions are the same at every corner; any Liberty will do
 FUNC_FAILED = "not run: the functional tests failed"
+LEC_WAIT_S = 1800.0  # how long a scoring waits for another process's proof of the same RTL and netlist
 
 Progress = Callable[[str], None]
 
@@ -175,14 +176,16 @@ def run_lec(sources: list[Path], task: TaskConfig, netlist: Path, work: Path) ->
     locations = reuse.run_locations(work) | {"netlist": netlist.parent}
     if sources:
         locations["rtl"] = Path(os.path.commonpath([path.parent for path in sources]))
-    if (entry := cache.lookup(key)) is not None:
-        cache.restore(entry, work, locations=locations)
-        if (stored := lec.LecResult.from_record(entry.result, old_work=Path(entry.source), work=work)) is not None:
-            return stored
-    result = lec.run_lec(job)
-    if result.result in lec.DECIDED:  # an inconclusive run may be a solver time-out: never reused
-        cache.store(key, work, result=result.record(work), locations=locations)
-    return result
+    # the other scoring may be proving the same pair right now (closer.tasks.evaluate runs both at once)
+    with cache.first_run(key, LEC_WAIT_S):
+        if (entry := cache.lookup(key)) is not None:
+            cache.restore(entry, work, locations=locations)
+            if (stored := lec.LecResult.from_record(entry.result, old_work=Path(entry.source), work=work)) is not None:
+                return stored
+        result = lec.run_lec(job)
+        if result.result in lec.DECIDED:  # an inconclusive run may be a solver time-out: never reused
+            cache.store(key, work, result=result.record(work), locations=locations)
+        return result
 
 
 def verdict(metrics: dict, sc: ScoringConditions, out: Path, flow_error: str | None) -> Verdict:

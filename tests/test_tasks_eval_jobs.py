@@ -18,7 +18,7 @@ def _fake_scorings(monkeypatch) -> list[tuple[str, float, float]]:
     spans: list[tuple[str, float, float]] = []
     lock = threading.Lock()
 
-    def score_tree(tree, task, sc, out, progress=None):
+    def score_tree(tree, task, sc, out, progress=None, shared=None):
         start = time.monotonic()
         time.sleep(0.4)
         with lock:
@@ -62,7 +62,7 @@ def test_malformed_setting_is_refused_before_any_work(monkeypatch, tmp_path: Pat
 
 def test_a_failing_scoring_is_raised(monkeypatch, tmp_path: Path) -> None:
     _fake_scorings(monkeypatch)
-    def broken(tree, task, sc, out, progress=None):
+    def broken(tree, task, sc, out, progress=None, shared=None):
         raise InputError(f"{sc}: broken")
     monkeypatch.setattr(evaluate, "score_tree", broken)
     monkeypatch.setenv(evaluate.EVAL_JOBS_ENV, "2")

@@ -233,16 +233,21 @@ class FlowOutcome:
 FLOW_TIMEOUT_S = 5400.0  # the evaluator's wall-clock limit for one flow run: a runaway flow must still
                          # leave a record; about 2x the longest clean flow measured on 2 loaded
                          # cores (firdma small 46 min beside two other flows; PicoRV32 39 min alone)
+FLOW_WAIT_MARGIN_S = 600.0  # a run waiting for another's entry of its key: that run's limit and its storing
 
 
 def run_synthesis(design_folder: Path, task: TaskConfig, out: Path, to: str = "sta",
-                  timeout_s: float = FLOW_TIMEOUT_S, progress=None) -> FlowOutcome:
+                  timeout_s: float = FLOW_TIMEOUT_S, progress=None, shared: Path | None = None) -> FlowOutcome:
     """`closer flow run <folder> --to <to>` (`sta`: synthesis and STA; `pnr`: also the physical
     flow, whose keys are merged into metadata.json) in its own process group, stopped after
     `timeout_s`; a tool failure or the time limit is returned as `error`, not raised. The
     netlist is the synthesized one either way (the physical flow does not change it). An
     unchanged run is served from the flow cache when one is active (closer.flow.reuse); while
-    another process runs the same key, this one waits for its entry."""
+    another process runs the same key, this one waits for its entry.
+
+    `shared`: a folder the scorings of one evaluation share. A finished run the flow cache does not
+    keep (none is active, or a time budget cut the run) is kept there, so the evaluation's other
+    scoring of the same flow gets this layout, not a second run whose cut may fall elsewhere."""
     from closer.flow import reuse as flowcache
     from closer.toolchain import search_path
 
@@ -250,19 +255,25 @@ def run_synthesis(design_folder: Path, task: TaskConfig, out: Path, to: str = "s
                    ["--config", task.config, "--to", to, "--backend", "classic"], timeout_s, progress)
     netlist = run.fpaths.node_dir("synth") / "outputs" / f"{task.top}.vg"
     cache = flowcache.active()
-    if cache is None:
+    within = None if shared is None else flowcache.FlowCache(shared)
+    sources = [c for c in (cache, within) if c is not None]
+    if not sources:
         return run.execute(netlist)
     key = flowcache.flow_key(design_folder, run.tail, search_path())
     locations = flowcache.run_locations(out, design_folder)
-    with cache.first_run(key, timeout_s, progress):
-        if (entry := cache.lookup(key)) is not None:
-            cache.restore(entry, out, run.log, locations)
-            if progress:
-                progress(f"[flow] unchanged: reused the flow run of {entry.created_at} (cache key {key[:12]})")
-            return _finished(run.fpaths, netlist, reused=key)
+    with sources[0].first_run(key, timeout_s + FLOW_WAIT_MARGIN_S, progress):
+        for source in sources:
+            if (entry := source.lookup(key)) is not None:
+                source.restore(entry, out, run.log, locations)
+                if progress:
+                    progress(f"[flow] unchanged: reused the flow run of {entry.created_at} (cache key {key[:12]})")
+                return _finished(run.fpaths, netlist, reused=key)
         outcome = run.execute(netlist)
-        if outcome.error is None and not flowcache.time_cut(outcome.metrics):  # a run a time budget cut may differ next time
-            cache.store(key, out, run.log, locations=locations)
+        if outcome.error is None:
+            # a run a time budget cut may differ next time: only this evaluation reuses it
+            keeper = cache if cache is not None and not flowcache.time_cut(outcome.metrics) else within
+            if keeper is not None:
+                keeper.store(key, out, run.log, locations=locations)
         return outcome
 
 

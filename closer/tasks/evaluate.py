@@ -208,14 +208,19 @@ def scoring_jobs() -> int:
 def _score_both(task: TaskConfig, hidden: HiddenConfig, paths: TaskPaths, ep: EvalPaths):
     """(hidden, public) scorings of the tree. They share nothing but the tree they read and the
     caches, which lock per entry; with two jobs they run side by side (each mostly waits on its
-    own tool processes), so an evaluation of a physical task takes its longer flow, not both."""
+    own tool processes), so an evaluation of a physical task takes its longer flow, not both. Two
+    scorings of one flow (the same design folder and settings) get one run: the second waits for
+    the first and is served its layout (checks.run_synthesis `shared`), even one a time budget cut."""
     runs = [(hidden_conditions(task, hidden, paths), ep.scoring("hidden")),
             (public_conditions(task, ep.tree), ep.scoring("public"))]
-    if scoring_jobs() == 1:
-        return [score_tree(ep.tree, task, sc, out) for sc, out in runs]
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="scoring") as pool:
-        futures = [pool.submit(score_tree, ep.tree, task, sc, out) for sc, out in runs]
-        return [future.result() for future in futures]
+    try:
+        if scoring_jobs() == 1:
+            return [score_tree(ep.tree, task, sc, out, shared=ep.shared_runs) for sc, out in runs]
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="scoring") as pool:
+            futures = [pool.submit(score_tree, ep.tree, task, sc, out, shared=ep.shared_runs) for sc, out in runs]
+            return [future.result() for future in futures]
+    finally:
+        shutil.rmtree(ep.shared_runs, ignore_errors=True)
 
 
 def _score(record: EvaluationRecord, task: TaskConfig, hidden: HiddenConfig, paths: TaskPaths, ep: EvalPaths) -> None:

@@ -138,6 +138,7 @@ class EvalPaths:
           tree/                      pristine task workspace + the candidate's edit-surface files
           hidden/ public/            one scoring each (closer.tasks.score): design/<name>/, flow/,
                                      sim/func/<config>/, sim/gls/, lec/, metrics.json
+          shared-runs/               flow runs the two scorings share (only while it runs)
           metrics.json               all raw metrics the (hidden) reward read
           reward.json                closer.reward result on the hidden conditions
           evaluation.json            EvaluationRecord
@@ -151,6 +152,11 @@ class EvalPaths:
 
     def scoring(self, label: str) -> Path:
         return self.root / label
+
+    @property
+    def shared_runs(self) -> Path:
+        """Flow runs the two scorings share while the evaluation runs (removed after it)."""
+        return self.root / "shared-runs"
 
     @property
     def metrics(self) -> Path:

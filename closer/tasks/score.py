@@ -102,7 +102,9 @@ def physical_conditions(task: TaskConfig, cond: Conditions) -> dict | None:
 
 
 def score_tree(tree: Path, task: TaskConfig, sc: ScoringConditions, out: Path,
-               progress: Progress | None = None) -> TreeScore:
+               progress: Progress | None = None, shared: Path | None = None) -> TreeScore:
+    """`shared`: the folder where the scorings of one evaluation share their flow runs
+    (checks.run_synthesis)."""
     say = progress or (lambda _line: None)
     out.mkdir(parents=True, exist_ok=True)
     sources = [tree / rel for rel in task.rtl]
@@ -125,7 +127,7 @@ def score_tree(tree: Path, task: TaskConfig, sc: ScoringConditions, out: Path,
                                         out / "design" / task.design, physical_conditions(task, sc.conditions))
     say(f"[{sc.label}] flow to {step}" + (" (synthesis, place, route, GDS, DRC, LVS, STA)" if step == "pnr" else ""))
     t0 = time.monotonic()
-    flow = checks.run_synthesis(folder, task, out / "flow", to=step, progress=say)
+    flow = checks.run_synthesis(folder, task, out / "flow", to=step, progress=say, shared=shared)
     timings["flow"] = round(time.monotonic() - t0, 1)
     metrics.update(flow.metrics)
     if "lec" in sc.gates and flow.netlist is not None:

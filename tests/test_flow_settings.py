@@ -126,8 +126,9 @@ def weak_runs(tmp_path_factory, pdk_paths):
 
 
 def test_a_flow_at_its_deadline_starts_no_improvement_round_and_still_signs_off(weak_runs):
-    """The same weak gcd as "default", its deadline already inside the finish reserve: Repair starts
-    no round (default: its rounds mend the routed layout, which then signs off), the flow still ends
+    """The same weak gcd as "default", its deadline already inside the finish reserve: Route starts
+    no rip-up pass, Replace no second layout, Repair no round (default: its rounds mend the routed
+    layout, which then signs off), the flow still ends
     with every gate measured on the layout it had (the route gate fails there) and says it was cut;
     the default run, without a deadline, is not."""
     import json
@@ -137,6 +138,11 @@ def test_a_flow_at_its_deadline_starts_no_improvement_round_and_still_signs_off(
     assert default["closer__flow__deadline_cut"] is False
     assert meta["closer__repair__rounds"] == 0 and meta["closer__repair__out_of_time"] is True
     assert meta["closer__flow__deadline_cut"] is True
+    # qrouter's rip-up passes stopped at the deadline too, and the routability fallback (a second
+    # placement and routing) did not start: the default run's rip-up passes route every net
+    assert meta["closer__route__time_limited"] is True and meta["closer__route__unrouted_nets"] > 0
+    assert meta["closer__replace__ran"] is False and meta["closer__replace__deadline"] is True
+    assert default["closer__route__time_limited"] is False and "closer__replace__deadline" not in default
     for gate in ("route", "drc", "lvs", "antenna", "signoff"):
         assert isinstance(meta[f"closer__gate__{gate}__pass"], bool)
     assert meta["closer__gate__route__pass"] is False  # what the repair would have mended

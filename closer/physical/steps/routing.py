@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+from closer.physical import deadline
 from closer.physical.io import defio
 from closer.physical.route import bands, groute, route
 from closer.physical.steps.base import Context, PhysicalPaths, Step, run_steps
@@ -19,13 +20,20 @@ class Route(Step):
     inputs = ("layout", "access")
 
     def run(self, ctx):
-        cfg = ctx.config.route
-        guides, planned = None, {}
+        cfg = deadline_capped(ctx.config.route)
+        r, guides, planned = self._route(ctx, cfg)
+        if r.time_limited and cfg is not ctx.config.route:
+            ctx.metrics[deadline.CUT_KEY] = True  # the deadline, not the route's own budget, stopped it
+        return self._finish(ctx, r, guides, planned)
+
+    @staticmethod
+    def _route(ctx: Context, cfg: route.RouteConfig) -> tuple[route.RouteResult, Path | None, dict[str, Any]]:
         if ctx.config.bands.applies(len(ctx.netlist.nets)):
             r, banded = bands.route_bands(ctx.netlist, ctx.layout, ctx.macros, ctx.tech, ctx.pdk.tech_lef,
                                           ctx.paths.router_lef, ctx.paths.placed_def, ctx.paths.route_dir, cfg,
                                           ctx.config.bands)
-            return self._finish(ctx, r, None, bands.metrics(banded))
+            return r, None, bands.metrics(banded)
+        guides, planned = None, {}
         if cfg.guides_min_nets and len(ctx.netlist.nets) >= cfg.guides_min_nets:
             plan = groute.global_route(ctx.netlist, ctx.layout, ctx.macros, ctx.tech, cfg.layers,
                                        groute.power_blockages(ctx.layout) + groute.macro_blockages(ctx.layout, ctx.macros),
@@ -36,7 +44,7 @@ class Route(Step):
             planned = plan.metrics()
         r = route.route(ctx.pdk.tech_lef, ctx.paths.router_lef, ctx.paths.placed_def, ctx.layout,
                         ctx.paths.route_dir, cfg, ctx.netlist, guides)
-        return self._finish(ctx, r, guides, planned)
+        return r, guides, planned
 
     @staticmethod
     def _finish(ctx: Context, r: route.RouteResult, guides: Path | None, planned: dict[str, Any]) -> dict[str, Any]:
@@ -60,6 +68,25 @@ class Route(Step):
                 "detailedroute__route__wirelength": round(wl, 1),
                 "closer__route__wall_s": round(r.wall_s, 2), "closer__route__cpu_s": round(r.cpu_s, 2), "closer__route__peak_rss_mb": round(r.peak_rss_mb, 1),
                 "closer__route__guided": guides is not None, **planned}
+
+
+def deadline_capped(cfg: route.RouteConfig) -> route.RouteConfig:
+    """The route settings with no rip-up pass starting after the flow's deadline less its finish
+    reserve (closer.physical.deadline); qrouter's first pass always runs."""
+    left = deadline.time_left()
+    if left is None or left >= cfg.pass_budget_s:
+        return cfg
+    return replace(cfg, pass_budget_s=max(0.0, left))
+
+
+def trial_fits(ctx: Context, steps: tuple[str, ...]) -> bool:
+    """Whether a trial that runs `steps` again ends before the flow's deadline: it is expected to
+    take what those steps took in this run. One that does not fit marks the run as cut."""
+    expected = sum(step["wall_s"] for step in ctx.steps if step["step"] in steps)
+    if deadline.allows(expected):
+        return True
+    ctx.metrics[deadline.CUT_KEY] = True
+    return False
 
 
 # what the routability fallback runs again, from the input netlist, on its own placement
@@ -97,6 +124,9 @@ class Replace(Step):
         alpha = place.fallback_spread_pin_peaks
         out: dict[str, Any] = {f"{self.key}__ran": False}
         if not first or alpha <= place.spread_pin_peaks or not self.wanted(ctx):
+            return out
+        if not trial_fits(ctx, self.trial_steps):
+            out[f"{self.key}__deadline"] = True
             return out
         config = replace(ctx.config, place=replace(ctx.config.place, spread_pin_peaks=alpha))
         trial = Context(ctx.input_netlist_v, ctx.top, ctx.sdc, PhysicalPaths(ctx.paths.root / self.folder, ctx.top),

@@ -44,3 +44,33 @@ def test_no_round_follows_one_that_left_nets_unrouted(monkeypatch, tmp_path, unr
     out = timing.RoutedSetupRepair().run(ctx)
     assert out[f"{KEY}__rounds"] == rounds == len(done)
     assert out.get(f"{KEY}__stopped") == ("unrouted nets" if rounds < 3 else None)
+
+
+@pytest.mark.parametrize("deadline_in_reserve", [False, True])
+def test_a_setup_rounds_full_reroute_starts_only_before_the_deadline(monkeypatch, tmp_path, deadline_in_reserve) -> None:
+    """The incremental reroute left more problems than the round began with: the full reroute (a
+    Route and a sign-off) follows, unless the flow's deadline leaves no time for it; then the
+    incremental layout, already signed off, is kept."""
+    import time
+
+    from closer.physical import deadline
+    from closer.physical.steps.reroute import REROUTE_STEPS, SIGNOFF_STEPS
+
+    ctx = _ctx(tmp_path)
+    ctx.steps = [{"step": "Route", "wall_s": 1300.0}]
+    problems = iter([5, 8])
+    ran = []
+    monkeypatch.setattr(timing, "signoff_problems", lambda ctx: next(problems))
+    monkeypatch.setattr(timing, "_reroute_resized", lambda ctx, changed, work: set(changed))
+    monkeypatch.setattr(timing, "run_steps", lambda ctx, steps: ran.append(tuple(steps)))
+    if deadline_in_reserve:
+        monkeypatch.setenv(deadline.DEADLINE_ENV, str(time.time() + deadline.FINISH_RESERVE_S + 600))
+    else:
+        monkeypatch.delenv(deadline.DEADLINE_ENV, raising=False)
+    out = timing._reroute_after_setup_repair(ctx, ["u1"], 1)
+    assert out["incremental_problems"] == 8 and out["problems_before"] == 5
+    if deadline_in_reserve:
+        assert ran == [tuple(SIGNOFF_STEPS)] and out["full_reroute"] is False
+        assert out["full_reroute_skipped"] == "the flow's deadline" and ctx.metrics[deadline.CUT_KEY] is True
+    else:
+        assert ran == [tuple(SIGNOFF_STEPS), tuple(REROUTE_STEPS)] and out["full_reroute"] is True

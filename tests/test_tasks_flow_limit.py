@@ -63,3 +63,17 @@ def test_a_time_cut_run_is_shared_within_the_evaluation_only(tmp_path: Path, mon
     assert first.reused is None and second.reused is not None
     assert not any(cache.glob("*/*/entry.json"))  # never in the flow cache: another evaluation runs it again
     assert any((tmp_path / "shared").glob("*/*/entry.json"))
+
+
+def test_a_failed_run_is_shared_within_the_evaluation(tmp_path: Path, no_flow_reuse):
+    """Stopped at its limit, the first scoring's flow is not run again by the second: it gets the
+    same error (and the partial run), marked as reused."""
+    outcomes = []
+    for label in ("hidden", "public"):
+        folder = tmp_path / label / "gcd"
+        shutil.copytree(repo_paths().design_dir("gcd"), folder)
+        outcomes.append(checks.run_synthesis(folder, _Task(), tmp_path / label / "flow", to="pnr",
+                                             timeout_s=3.0, shared=tmp_path / "shared"))
+    first, second = outcomes
+    assert first.error and "limit" in first.error and first.reused is None
+    assert second.error == first.error and second.reused is not None and second.metadata is None

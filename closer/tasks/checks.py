@@ -234,6 +234,7 @@ FLOW_TIMEOUT_S = 5400.0  # the evaluator's wall-clock limit for one flow run: a 
                          # leave a record; about 2x the longest clean flow measured on 2 loaded
                          # cores (firdma small 46 min beside two other flows; PicoRV32 39 min alone)
 FLOW_WAIT_MARGIN_S = 600.0  # a run waiting for another's entry of its key: that run's limit and its storing
+FAILED_RUN = "failed_run"   # a shared entry's result field: the failed run's error and partial metrics
 
 
 def run_synthesis(design_folder: Path, task: TaskConfig, out: Path, to: str = "sta",
@@ -245,9 +246,10 @@ def run_synthesis(design_folder: Path, task: TaskConfig, out: Path, to: str = "s
     unchanged run is served from the flow cache when one is active (closer.flow.reuse); while
     another process runs the same key, this one waits for its entry.
 
-    `shared`: a folder the scorings of one evaluation share. A finished run the flow cache does not
-    keep (none is active, or a time budget cut the run) is kept there, so the evaluation's other
-    scoring of the same flow gets this layout, not a second run whose cut may fall elsewhere."""
+    `shared`: a folder the scorings of one evaluation share. A run the flow cache does not keep
+    (none is active, a time budget cut the run, or it failed or was stopped at its limit) is kept
+    there, so the evaluation's other scoring of the same flow gets this layout and outcome, not a
+    second run whose cut may fall elsewhere."""
     from closer.flow import reuse as flowcache
     from closer.toolchain import search_path
 
@@ -267,13 +269,23 @@ def run_synthesis(design_folder: Path, task: TaskConfig, out: Path, to: str = "s
                 source.restore(entry, out, run.log, locations)
                 if progress:
                     progress(f"[flow] unchanged: reused the flow run of {entry.created_at} (cache key {key[:12]})")
+                if FAILED_RUN in entry.result:  # the evaluation's other scoring of this flow failed
+                    failed = entry.result[FAILED_RUN]
+                    return FlowOutcome(failed["metrics"], netlist if netlist.is_file() else None, failed["error"],
+                                       None, reused=key)
                 return _finished(run.fpaths, netlist, reused=key)
         outcome = run.execute(netlist)
-        if outcome.error is None:
-            # a run a time budget cut may differ next time: only this evaluation reuses it
-            keeper = cache if cache is not None and not flowcache.time_cut(outcome.metrics) else within
-            if keeper is not None:
-                keeper.store(key, out, run.log, locations=locations)
+        if outcome.error is not None:
+            # the same flow fails the same way (a tool failure, or stopped at the same limit):
+            # the other scoring gets this outcome instead of the same hour again
+            if within is not None:
+                within.store(key, out, run.log, locations=locations,
+                             result={FAILED_RUN: {"error": outcome.error, "metrics": outcome.metrics}})
+            return outcome
+        # a run a time budget cut may differ next time: only this evaluation reuses it
+        keeper = cache if cache is not None and not flowcache.time_cut(outcome.metrics) else within
+        if keeper is not None:
+            keeper.store(key, out, run.log, locations=locations)
         return outcome
 
 

@@ -220,8 +220,8 @@ def _reroute_after_setup_repair(ctx: Context, changed: list[str], k: int) -> dic
     the full reroute (REROUTE_STEPS) when that leaves unrouted nets, Closer-deck markers or LVS
     problems than the layout had before the round (those it started with are not the round's: a
     large design's unrouted nets would otherwise send every round into a full reroute that does
-    not free them either), or with `SizingConfig.incremental_reroute` off. The checks are
-    whole-chip either way."""
+    not free them either) and the flow's deadline leaves time for it, or with
+    `SizingConfig.incremental_reroute` off. The checks are whole-chip either way."""
     out: dict[str, Any] = {"full_reroute": True}
     if ctx.config.sizing.incremental_reroute:
         before = signoff_problems(ctx)
@@ -231,6 +231,12 @@ def _reroute_after_setup_repair(ctx: Context, changed: list[str], k: int) -> dic
         out = {"rerouted_nets": len(chosen), "problems_before": before, "incremental_problems": left,
                "full_reroute": left > before}
         if not out["full_reroute"]:
+            return out
+        if not round_fits(ctx, 0.0):
+            # a full reroute is a Route and a sign-off: begun too late it is killed with the flow
+            # (the null firdma-B: begun 26 min before the limit, its Route alone took 16); the
+            # incremental layout, signed off above, is the one the flow signs off
+            out.update(full_reroute=False, full_reroute_skipped="the flow's deadline")
             return out
     run_steps(ctx, REROUTE_STEPS)
     return out

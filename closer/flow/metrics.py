@@ -118,9 +118,9 @@ KEY_TABLE: list[KeyDoc] = [
     KeyDoc("closer__route__unrouted_nets", "count", "nets qrouter left unrouted"),
     KeyDoc("closer__route__time_limited", "bool", "the routing time budget (`RouteConfig.pass_budget_s`, 1,200 s; "
            "hard limit `timeout_s`, 1,800 s) ended qrouter's rip-up schedule; the best pass so far is the result"),
-    KeyDoc("closer__flow__deadline_cut", "bool", "an improvement loop (Repair's, SetupRepair's or RoutedSetupRepair's "
-           "rounds, the antenna diode rounds) did not start a round it could not finish before the flow's deadline ($CLOSER_FLOW_DEADLINE, "
-           "closer/physical/deadline.py): the layout it had was signed off"),
+    KeyDoc("closer__flow__deadline_cut", "bool", "work the flow's deadline ($CLOSER_FLOW_DEADLINE, closer/physical/deadline.py) "
+           "left no time for was not done: a round of Repair, SetupRepair, RoutedSetupRepair or the antenna diodes, a setup "
+           "round's full reroute, Replace's second layout, or qrouter's rip-up passes; the layout it had was signed off"),
     KeyDoc("closer__route__guided", "bool", "a global route guided qrouter's stage 1 (`RouteConfig.guides_min_nets`; "
            "closer/physical/route/groute.py, qrouter patch 03)"),
     KeyDoc("closer__groute__overflow", "tracks", "the global route's tracks over capacity, summed over the GCell "

@@ -3,8 +3,10 @@
 Whoever bounds a flow run by wall time (the evaluator's `FLOW_TIMEOUT_S`, closer.tasks.checks)
 names the moment it will stop it in $CLOSER_FLOW_DEADLINE (Unix time, seconds). A flow killed at
 its limit leaves no sign-off verdict, so no reasons; with the deadline, the loops that only
-improve a layout that already exists (Repair's rounds, SetupRepair's and RoutedSetupRepair's
-rounds) do not start what they could not finish before it, less `FINISH_RESERVE_S` for the steps
+improve a layout that already exists (Repair's, SetupRepair's, RoutedSetupRepair's and the
+antenna diode rounds, a setup round's full reroute, Replace's second layout; closer.physical.steps
+.base.fits) do not start what they could not finish before it, and qrouter's rip-up passes stop at
+it (`within`), less `FINISH_RESERVE_S` for the steps
 that must still run (antenna check, STA, the official deck, metrics), and the flow ends with the
 layout it has, its gates measured. A loop cut so is recorded (`closer__flow__deadline_cut`): the
 result then depends on the machine's speed, and the flow cache never serves it again
@@ -56,3 +58,10 @@ def allows(seconds: float) -> bool:
     """Whether work expected to take `seconds` ends before the deadline's reserve."""
     left = time_left()
     return left is None or left >= seconds
+
+
+def within(seconds: float) -> float:
+    """`seconds`, or the time left before the deadline's reserve when that is less (never below 0):
+    the wall-clock budget of work that can stop where it is (qrouter's rip-up passes)."""
+    left = time_left()
+    return seconds if left is None else min(seconds, max(0.0, left))

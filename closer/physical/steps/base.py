@@ -226,7 +226,19 @@ def round_fits(ctx: Context, last_round_s: float) -> bool:
     last round's when longer (a setup-repair round may reroute in full and sign off twice). A round
     that does not fit marks the run as cut by its deadline."""
     route_s = next((step["wall_s"] for step in ctx.steps if step["step"] == "Route"), 0.0)
-    if deadline.allows(max(deadline.ROUND_ROUTE_FACTOR * route_s, last_round_s)):
+    return fits(ctx, max(deadline.ROUND_ROUTE_FACTOR * route_s, last_round_s))
+
+
+def trial_fits(ctx: Context, steps: tuple[str, ...]) -> bool:
+    """Whether a trial that runs `steps` again ends before the flow's deadline: it is expected to
+    take what those steps took in this run."""
+    return fits(ctx, sum(step["wall_s"] for step in ctx.steps if step["step"] in steps))
+
+
+def fits(ctx: Context, expected_s: float) -> bool:
+    """Whether work expected to take `expected_s` ends before the flow's deadline; work that does
+    not fit is not started, and the run is marked as cut by its deadline."""
+    if deadline.allows(expected_s):
         return True
     ctx.metrics[deadline.CUT_KEY] = True
     return False

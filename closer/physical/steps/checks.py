@@ -125,9 +125,7 @@ class Repair(Step):
             # a round's rip-up passes stop at the end of the repair's budget (measured on
             # mac16x2: one batch round of ~500 nets ran qrouter's schedule for 10+ minutes);
             # qrouter counts wall seconds, so such a cut is flagged as time-dependent
-            left = max(0.0, cpu_end - procs.tree_cpu_s())
-            if (wall_left := deadline.time_left()) is not None:
-                left = min(left, max(0.0, wall_left))
+            left = deadline.within(max(0.0, cpu_end - procs.tree_cpu_s()))
             rcfg = replace(cfg.route, pass_budget_s=min(cfg.route.pass_budget_s, left))
             out = route.reroute(ctx.pdk.tech_lef, ctx.paths.router_lef, base.routed_def, base.rc_file,
                                 ctx.layout, rdir, rcfg, nets, before, r.patch)

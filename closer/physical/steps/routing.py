@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from closer.physical import deadline
 from closer.physical.io import defio
 from closer.physical.route import bands, groute, route
-from closer.physical.steps.base import Context, PhysicalPaths, Step, run_steps
+from closer.physical.steps.base import Context, PhysicalPaths, Step, run_steps, trial_fits
 
 
 class Route(Step):
@@ -22,7 +22,7 @@ class Route(Step):
     def run(self, ctx):
         cfg = deadline_capped(ctx.config.route)
         r, guides, planned = self._route(ctx, cfg)
-        if r.time_limited and cfg is not ctx.config.route:
+        if r.time_limited and cfg.pass_budget_s < ctx.config.route.pass_budget_s:
             ctx.metrics[deadline.CUT_KEY] = True  # the deadline, not the route's own budget, stopped it
         return self._finish(ctx, r, guides, planned)
 
@@ -73,20 +73,8 @@ class Route(Step):
 def deadline_capped(cfg: route.RouteConfig) -> route.RouteConfig:
     """The route settings with no rip-up pass starting after the flow's deadline less its finish
     reserve (closer.physical.deadline); qrouter's first pass always runs."""
-    left = deadline.time_left()
-    if left is None or left >= cfg.pass_budget_s:
-        return cfg
-    return replace(cfg, pass_budget_s=max(0.0, left))
-
-
-def trial_fits(ctx: Context, steps: tuple[str, ...]) -> bool:
-    """Whether a trial that runs `steps` again ends before the flow's deadline: it is expected to
-    take what those steps took in this run. One that does not fit marks the run as cut."""
-    expected = sum(step["wall_s"] for step in ctx.steps if step["step"] in steps)
-    if deadline.allows(expected):
-        return True
-    ctx.metrics[deadline.CUT_KEY] = True
-    return False
+    budget = deadline.within(cfg.pass_budget_s)
+    return cfg if budget == cfg.pass_budget_s else replace(cfg, pass_budget_s=budget)
 
 
 # what the routability fallback runs again, from the input netlist, on its own placement

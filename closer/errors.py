@@ -20,5 +20,10 @@ class ToolMissing(ToolError):
     """An external tool is not installed or not on PATH."""
 
 
+class SandboxSetupError(ToolMissing):
+    """A sandbox cannot be built: a path it must mount is not there (bubblewrap would fail with
+    exit 1, which would read as the sandboxed program's own failure)."""
+
+
 class ToolTimeout(ToolError):
     """An external tool ran past its time limit and was stopped."""

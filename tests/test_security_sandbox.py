@@ -163,6 +163,26 @@ p.kill()
     assert record.run_state != "infrastructure_failure" and record.outcomes.get("infra_error", 0) == 0
 
 
+def test_a_sandbox_that_cannot_start_is_the_harness_failure_not_the_agents(
+        suite: SuitePaths, tmp_path: Path, monkeypatch) -> None:
+    """A mount source missing on the host (once: a checkout without its .venv) made bubblewrap exit
+    1 before the agent ran, recorded as "the agent crashed". It is the harness's failure."""
+    import closer.tasks.runner as runner
+    from closer.sandbox.spec import Bind
+
+    real = runner.agent_sandbox
+
+    def missing_mount(*args, **kwargs):
+        spec = real(*args, **kwargs)
+        gone = Bind(source=tmp_path / "gone-venv", target=Path("/opt/gone-venv"))
+        return spec.model_copy(update={"binds": [*spec.binds, gone]})
+
+    monkeypatch.setattr(runner, "agent_sandbox", missing_mount)
+    [record] = run_trials(suite.task("gcd-A-low").root, resolve_agent("null"), 1, tmp_path / "runs")
+    assert record.run_state == "infrastructure_failure", record.run_state_reason
+    assert "gone-venv" in record.run_state_reason and record.agent_exit == "crashed"
+
+
 def test_nothing_of_the_agent_outlives_its_run(suite: SuitePaths, tmp_path: Path) -> None:
     """Attack: leave background processes (double-forked, new session, nohup) that would rewrite
     record.json and summary.md after the run. The pid namespace ends them with the agent; the

@@ -13,7 +13,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from closer.errors import ToolMissing
+from closer.errors import SandboxSetupError, ToolMissing
 from closer.sandbox.spec import SandboxSpec
 
 # The system a sandboxed program needs to start (read-only). /etc has no secret a non-root uid
@@ -46,8 +46,18 @@ def require_programs() -> dict[str, str]:
     return found
 
 
+def require_sources(sources) -> None:
+    """Every host path a sandbox mounts exists: bubblewrap's own failure (exit 1, "Can't find
+    source path") is indistinguishable from the sandboxed program's exit 1."""
+    missing = [str(path) for path in sources if not Path(path).exists()]
+    if missing:
+        raise SandboxSetupError(f"sandbox mount source(s) not found: {', '.join(missing)} (a checkout without "
+                                "its .venv? run scripts/bootstrap.sh there)")
+
+
 def sandbox_argv(spec: SandboxSpec, command: list[str]) -> list[str]:
     programs = require_programs()
+    require_sources(bind.source for bind in spec.binds)
     limits = spec.limits
     argv = [programs["prlimit"], f"--as={limits.memory_bytes}", f"--nproc={limits.processes}",
             f"--fsize={limits.file_bytes}", f"--nofile={limits.open_files}", "--",

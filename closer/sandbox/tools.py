@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from closer.sandbox.bwrap import require_programs
+from closer.sandbox.bwrap import require_programs, require_sources
 from closer.sim import CCACHE_ENV
 
 NAMESPACES = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--die-with-parent",
@@ -38,6 +38,7 @@ class ToolSandbox:
 
     def wrap(self, argv: list[str], cwd: Path | None = None) -> list[str]:
         bwrap = require_programs()["bwrap"]
+        require_sources(self.readable)
         out = [bwrap, *NAMESPACES, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
         for path in self.readable:
             out += ["--ro-bind", str(path), str(path)]

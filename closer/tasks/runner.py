@@ -280,7 +280,7 @@ def _run_agent(paths, kind: str, agent: AgentSpec, tp: TrialPaths, ws: Workspace
         exit_kind = AgentExit.TIMED_OUT
     except ToolMissing as exc:
         exit_kind = AgentExit.CRASHED
-        harness_errors.append(f"sandbox program not found: {exc}")
+        harness_errors.append(f"sandbox not started: {exc}")
     finally:
         leftovers = reap(uid)  # the pid namespace ends them; this is the check that it did
         still_running = broker.stop(wait_s=limit)

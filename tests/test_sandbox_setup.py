@@ -16,7 +16,7 @@ from closer.sandbox.spec import Bind, SandboxSpec
 from closer.sandbox.tools import ToolSandbox
 
 
-def spec_with(source: Path, tmp_path: Path) -> SandboxSpec:
+def spec_with(source: Path) -> SandboxSpec:
     interpreter = Path(sys.base_prefix).resolve()
     return SandboxSpec(uid=61999, gid=61999, chdir=Path("/"),
                        binds=[Bind(source=interpreter, target=interpreter), Bind(source=source, target=Path("/data"))])
@@ -26,15 +26,15 @@ def test_agent_sandbox_runs_with_its_sources_and_is_refused_without_one(tmp_path
     data = tmp_path / "data"
     data.mkdir()
     (data / "x.txt").write_text("here\n")
-    done = subprocess.run(sandbox_argv(spec_with(data, tmp_path), ["/usr/bin/cat", "/data/x.txt"]),
+    done = subprocess.run(sandbox_argv(spec_with(data), ["/usr/bin/cat", "/data/x.txt"]),
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout == "here\n", done.stderr
 
     missing = tmp_path / "no-venv"
     with pytest.raises(SandboxSetupError, match=str(missing)):
-        sandbox_argv(spec_with(missing, tmp_path), ["/usr/bin/true"])
+        sandbox_argv(spec_with(missing), ["/usr/bin/true"])
     # what the check stands in for: bubblewrap itself fails exactly like a crashing program
-    argv = sandbox_argv(spec_with(data, tmp_path), ["/usr/bin/true"])
+    argv = sandbox_argv(spec_with(data), ["/usr/bin/true"])
     argv[argv.index(str(data))] = str(missing)
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "source path" in done.stderr

@@ -51,8 +51,7 @@ def require_sources(sources) -> None:
     source path") is indistinguishable from the sandboxed program's exit 1."""
     missing = [str(path) for path in sources if not Path(path).exists()]
     if missing:
-        raise SandboxSetupError(f"sandbox mount source(s) not found: {', '.join(missing)} (a checkout without "
-                                "its .venv? run scripts/bootstrap.sh there)")
+        raise SandboxSetupError(f"sandbox mount source(s) not found: {', '.join(missing)}")
 
 
 def sandbox_argv(spec: SandboxSpec, command: list[str]) -> list[str]:

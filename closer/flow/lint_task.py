@@ -15,12 +15,13 @@ from pathlib import Path
 
 from siliconcompiler.tools.verilator.lint import LintTask
 
+from closer.flow.tool_cpu import RecordsToolCpu
 from closer.flow.tool_versions import CachedVersion
 
 BLACKBOX_DIR = "macros"
 
 
-class QuotedParamLintTask(CachedVersion, LintTask):
+class QuotedParamLintTask(RecordsToolCpu, CachedVersion, LintTask):
     def __init__(self) -> None:
         super().__init__()
         self.add_parameter("macro_lef", "[file]", "LEF files of the design's hard macros (black boxes)")
@@ -35,6 +36,8 @@ class QuotedParamLintTask(CachedVersion, LintTask):
 
     def pre_process(self) -> None:
         super().pre_process()
+        if not self.get("var", "macro_lef"):
+            return
         from closer.flow.macros import blackbox_verilog
         from closer.physical.io.lef import read_macros
 
@@ -45,6 +48,8 @@ class QuotedParamLintTask(CachedVersion, LintTask):
                 path.write_text(blackbox_verilog(name, Path(lef)))
 
     def _blackboxes(self) -> list[str]:
+        if not self.get("var", "macro_lef"):
+            return []
         from closer.physical.io.lef import read_macros
 
         return [str(Path(BLACKBOX_DIR) / f"{name}.v")

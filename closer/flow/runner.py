@@ -29,8 +29,10 @@ from closer.flow.dependency_check import dependency_check_once
 from closer.flow.paths import FlowPaths, default_run_dir
 from closer.flow.platform import load_platform
 from closer.flow.project import JOB_NAME, build_project
+from closer.flow.sc_process import prepare_process
 from closer.flow.settings import abc_scripts
 from closer.flow.steps import FRONT_STEPS, PHYSICAL_STEPS, STEPS, Backend, Step, resolve_backend, steps_until
+from closer.flow.tool_cpu import tool_cpu_s
 from closer.toolchain import use_venv_tools
 from closer.paths import repo_paths
 from closer.pdk import pdk
@@ -52,6 +54,7 @@ class StepRecord:
     exe_s: float | None         # time inside the tool executable
     peak_mem_mb: float | None
     log: str
+    exe_cpu_s: float | None = None  # the tool's CPU time in the node (closer.flow.tool_cpu)
 
 
 @dataclass
@@ -106,6 +109,7 @@ def run_flow(design_name: str, config: str = "default", to: str | None = None,
                 CloserSynthesis.find_task(project).set("var", "strategy", abc, step="synth", index="0")
             return project
 
+        prepare_process()
         watcher.start()
         try:
             with dependency_check_once():
@@ -386,7 +390,8 @@ def _step_record(history, flow_paths, step: Step, top: str, before) -> StepRecor
         wall_s=round(wall, 3) if wall is not None else None,
         exe_s=round(exe, 3) if exe is not None else None,
         peak_mem_mb=round(memory / 1e6, 1) if memory else None,
-        log=str(flow_paths.node_log(step.name)))
+        log=str(flow_paths.node_log(step.name)),
+        exe_cpu_s=tool_cpu_s(flow_paths.node_dir(step.name)))
 
 
 def design_revision(files: list[Path]) -> str:

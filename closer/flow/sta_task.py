@@ -27,6 +27,7 @@ from pathlib import Path
 
 from siliconcompiler.asic import ASICTask
 
+from closer.flow.tool_cpu import RecordsToolCpu
 from closer.flow.tool_versions import CachedVersion
 
 SCRIPTS_DIR = Path(__file__).resolve().parent / "scripts"
@@ -42,7 +43,7 @@ class StaParseError(RuntimeError):
     """The STA report lacks the lines the script writes when it completes, or has others."""
 
 
-class ClassicStaTask(CachedVersion, ASICTask):
+class ClassicStaTask(RecordsToolCpu, CachedVersion, ASICTask):
     def __init__(self) -> None:
         super().__init__()
         self.add_parameter("clock_port", "str", "top-level clock port that must carry a clock")

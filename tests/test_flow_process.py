@@ -118,6 +118,8 @@ def test_tool_cpu_record_is_read_strictly(tmp_path):
 
     assert tool_cpu_s(tmp_path) is None
     for text, expected in (('{"cpu_s": 1.25}', 1.25), ('{"cpu_s": true}', None), ('{"cpu_s": "1"}', None),
-                           ("[1]", None), ("not json", None)):
+                           ("[1]", None), ("not json", None),
+                           ('{"cpu_s": NaN}', None), ('{"cpu_s": -1}', None), ('{"cpu_s": 1e400}', None),
+                           ('{"cpu_s": 0}', 0.0)):
         (tmp_path / TOOL_CPU_FILE).write_text(text)
         assert tool_cpu_s(tmp_path) == expected, text

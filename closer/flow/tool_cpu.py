@@ -11,6 +11,7 @@ bench/flow_times.py subtracts it from the flow's CPU to get the flow's own cost 
 from __future__ import annotations
 
 import json
+import math
 import resource
 from pathlib import Path
 
@@ -29,9 +30,12 @@ class RecordsToolCpu:
 
 def tool_cpu_s(node_dir: Path) -> float | None:
     """The recorded CPU seconds of the node's tool; None when the node wrote none (a Python
-    task, or a node from before this record)."""
+    task, or a node from before this record) or the file holds anything but a finite number
+    of seconds (a run folder can be edited between runs, and flow.json must stay valid JSON)."""
     try:
         value = json.loads((node_dir / TOOL_CPU_FILE).read_text())["cpu_s"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None

@@ -28,6 +28,7 @@ from closer.paths import repo_paths
 from closer.tasks.generate import generate_suite
 from closer.tasks.models import TaskKind
 from closer.tasks.paths import SuitePaths
+from closer.toolchain import write_bytecode
 
 GOAL_S = 2.0
 
@@ -99,9 +100,7 @@ def main() -> None:
     parser.add_argument("--pnr", action="store_true", help="also time `closer-tool pnr` on gcd B")
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if k != reuse.CACHE_ENV}  # each workspace's own cache
-    # the checkout's bytecode, as scripts/bootstrap.sh writes it (PYTHONDONTWRITEBYTECODE may be set)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", "-j", "0", str(repo_paths().root / "closer")],
-                   check=True, stdout=subprocess.DEVNULL)
+    write_bytecode(repo_paths().root)
     load_start = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="closer-reuse-bench-") as tmp:
         calls = [_bench_tool(Path(tmp), TaskKind.A, "synth", args.repeat, env)]

@@ -49,7 +49,7 @@ from pathlib import Path
 
 from closer.flow.paths import FlowPaths
 from closer.paths import repo_paths
-from closer.toolchain import use_venv_tools
+from closer.toolchain import use_venv_tools, write_bytecode
 
 GOAL_SMALL, GOAL_LARGE, LARGE_CELLS = 1.3, 1.05, 5000
 REUSE_GOAL_S = 3.0
@@ -378,11 +378,8 @@ def main() -> None:
                         help="what the baseline checkout is (e.g. `git archive` of commit X), for the report")
     args = parser.parse_args()
     use_venv_tools()   # the bare commands find the same launchers the flow's nodes do
-    # each checkout's bytecode, as scripts/bootstrap.sh writes it (PYTHONDONTWRITEBYTECODE may be
-    # set, and a checkout without it compiles every module it imports in every run)
     for src in filter(None, (repo_paths().root, args.baseline_src)):
-        subprocess.run([sys.executable, "-m", "compileall", "-q", "-j", "0", str(Path(src) / "closer")],
-                       check=True, stdout=subprocess.DEVNULL)
+        write_bytecode(Path(src))
     docs = repo_paths().docs
     for design in args.designs.split(","):
         load_start = os.getloadavg()[0]

@@ -60,6 +60,7 @@ from closer.metered import daemon  # noqa: E402
 from closer.metered.broker import Broker  # noqa: E402
 from closer.metered.paths import WorkspacePaths  # noqa: E402
 from closer.quickcli import site_packages  # noqa: E402
+from closer.toolchain import write_bytecode  # noqa: E402
 from tests.metered_helpers import make_workspace, tool_config  # noqa: E402
 
 GOALS_MS = {"status": 50.0, "sim_overhead": 50.0, "help": 100.0}
@@ -370,8 +371,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--out", type=Path, default=ROOT / "docs", help="folder for perf-metered.json/.md")
     args = parser.parse_args()
-    subprocess.run([PYTHON, "-m", "compileall", "-q", "-j", "0", str(ROOT / "closer")], check=True,
-                   stdout=subprocess.DEVNULL)
+    write_bytecode(ROOT, PYTHON)
     load_before = os.getloadavg()
     work = Path(tempfile.mkdtemp(prefix="metered-overhead-"))
     try:

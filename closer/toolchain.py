@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,6 +83,14 @@ def search_path() -> str:
     venv_bin = str(repo_paths().venv / "bin")
     rest = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p != venv_bin]
     return os.pathsep.join([venv_bin, *rest])
+
+
+def write_bytecode(checkout: Path, python: str = sys.executable) -> None:
+    """Byte-compile a checkout's `closer` package as scripts/bootstrap.sh does: where
+    PYTHONDONTWRITEBYTECODE is set, a checkout without bytecode compiles every module it imports
+    in every process (the benches time processes, so each compiles its checkouts first)."""
+    subprocess.run([python, "-m", "compileall", "-q", "-j", "0", str(checkout / "closer")], check=True,
+                   stdout=subprocess.DEVNULL)
 
 
 def use_venv_tools() -> None:

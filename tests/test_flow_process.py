@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import NamedTuple
 
 import pytest
 
@@ -70,16 +71,26 @@ def test_physical_names_load_on_first_use():
         physical.no_such_name  # noqa: B018
 
 
-def _front_run(out, top: str = "gcd"):
+class FrontRun(NamedTuple):
+    elaborated: str
+    netlist: str
+    reports: list[str]      # the synthesis node's report files
+    metadata: dict
+    tool_cpu: dict[str, float | None]   # flow.json's exe_cpu_s per step
+
+
+def _front_run(out, top: str = "gcd") -> FrontRun:
     from closer.flow.paths import FlowPaths
     from closer.flow.runner import run_flow
 
     result = run_flow(top, to="synth", out=out)
     paths = FlowPaths(out, top)
-    elaborated = (paths.node_dir("elaborate") / "outputs" / f"{top}.v").read_text()
-    netlist = (paths.node_dir("synth") / "outputs" / f"{top}.vg").read_text()
-    reports = sorted(p.name for p in (paths.node_dir("synth") / "reports").iterdir())
-    return elaborated, netlist, reports, json.loads(open(result.metadata).read()), result
+    return FrontRun(
+        elaborated=(paths.node_dir("elaborate") / "outputs" / f"{top}.v").read_text(),
+        netlist=(paths.node_dir("synth") / "outputs" / f"{top}.vg").read_text(),
+        reports=sorted(p.name for p in (paths.node_dir("synth") / "reports").iterdir()),
+        metadata=json.loads(open(result.metadata).read()),
+        tool_cpu={step.name: step.exe_cpu_s for step in result.steps})
 
 
 def _without_src(netlist: str) -> list[str]:
@@ -103,14 +114,13 @@ def test_front_nodes_skip_the_unread_outputs_with_the_same_netlist(tmp_path, mon
                         ASICSynthesis._generate_cell_area_report)
     default = _front_run(tmp_path / "default")
 
-    assert "//   File:" not in ours[0] and "//   File:" in default[0]
-    assert "hierarchical_cell_area.json" not in ours[2]
-    assert "hierarchical_cell_area.json" in default[2] and "stat.json" in ours[2]
-    assert ours[1] != default[1] and _without_src(ours[1]) == _without_src(default[1])
-    assert ours[3] == default[3]
-    tool_cpu = {step.name: step.exe_cpu_s for step in ours[4].steps}
-    assert tool_cpu["elaborate"] is None            # a Python task: no tool process
-    assert tool_cpu["lint"] > 0 and tool_cpu["synth"] > 0.2   # Yosys with its ABC
+    assert "//   File:" not in ours.elaborated and "//   File:" in default.elaborated
+    assert "hierarchical_cell_area.json" not in ours.reports
+    assert "hierarchical_cell_area.json" in default.reports and "stat.json" in ours.reports
+    assert ours.netlist != default.netlist and _without_src(ours.netlist) == _without_src(default.netlist)
+    assert ours.metadata == default.metadata
+    assert ours.tool_cpu["elaborate"] is None            # a Python task: no tool process
+    assert ours.tool_cpu["lint"] > 0 and ours.tool_cpu["synth"] > 0.2   # Yosys with its ABC
 
 
 def test_tool_cpu_record_is_read_strictly(tmp_path):

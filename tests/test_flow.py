@@ -19,7 +19,7 @@ from closer.flow.cli import flow_group
 from closer.flow.paths import FlowPaths
 from closer.flow.platform import load_platform
 from closer.flow.runner import run_flow
-from closer.flow.sta_task import StaParseError, parse_sta_report
+from closer.flow.direct.sta import StaParseError, parse_sta_report
 from closer.flow.steps import Backend, resolve_backend, steps_until
 from closer.paths import schema_path
 from tests.conftest import require_tool

@@ -183,7 +183,8 @@ def test_dependency_check_runs_once_and_replays_its_warnings(cache_dir, monkeypa
 
 
 def _synth_run(out: Path) -> tuple[bytes, dict, list[Path]]:
-    result = run_flow("gcd", to="synth", out=out)
+    """SiliconCompiler's engine: its synthesis task takes the cached Liberty (CloserSynthesis)."""
+    result = run_flow("gcd", to="synth", out=out, engine="sc")
     node = FlowPaths(out, "gcd").node_dir("synth")
     netlist = next((node / "outputs").glob("*.vg")).read_bytes()
     metadata = json.loads(Path(result.metadata).read_text())

@@ -172,7 +172,7 @@ def test_synth_metrics_split_macros_from_stdcells(tmp_path: Path):
 
 
 def test_sta_metrics_record_the_macro_liberty_corner(tmp_path: Path):
-    from closer.flow.sta_task import parse_sta_report
+    from closer.flow.direct.sta import parse_sta_report
 
     raw = parse_sta_report((Path(__file__).parent / "fixtures" / "flow" / "gcd_sta.report.txt").read_text())
     lib = f"/pdk/sky130_sram_macros/lib/{SRAM}_TT_1p8V_25C.lib"

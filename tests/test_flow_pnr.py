@@ -17,7 +17,7 @@ from closer.errors import ToolError
 from closer.flow import metrics
 from closer.flow.cli import flow_group
 from closer.flow.paths import FlowPaths
-from closer.flow.pnr_task import PHYS_DIR, PNR_JSON, physical_revision, signoff_metrics
+from closer.flow.direct.pnr import PHYS_DIR, PNR_JSON, physical_revision, signoff_metrics
 from closer.flow.runner import PNR_STAGE_FILE, run_flow
 from closer.flow.steps import Backend, steps_until
 from closer.paths import schema_path
@@ -127,7 +127,7 @@ def test_full_run_writes_physical_metrics(full_run):
     assert (paths.node_dir("pnr") / "outputs" / "gcd.gds").stat().st_size > 0
     assert (paths.node_dir("pnr") / PHYS_DIR / "steps.json").is_file()
     # the node's settings carry closer.physical's revision, so a change there reruns the node
-    assert physical_revision() in (paths.node_dir("pnr") / "outputs" / "gcd.pkg.json").read_text()
+    assert _pnr_settings(paths)["physical"] == physical_revision()
     # the layout's cells: the synthesized ones plus the clock tree's buffers (closer.physical.cts.cts) and
     # the hold repair's delay cells
     assert meta["finish__design__instance__count"] == (meta["synth__design__instance__count"] + meta["closer__cts__buffers"]
@@ -223,3 +223,16 @@ def test_gcd_signs_off_clean(full_run):
     result = compute_reward(load_metrics([FlowPaths(out, "gcd").metadata]),
                             load_targets(repo_paths().design_dir("gcd") / "targets-signoff.toml"))
     assert result.gate == 1, {k: str(v) for k, v in result.gates.items()}
+
+
+def _pnr_settings(paths) -> dict:
+    """The settings the direct engine keys the gcd run's pnr node on."""
+    from closer.designs.model import load_design
+    from closer.flow.direct import specs
+    from closer.flow.platform import load_platform
+    from closer.flow.runner import direct_context
+    from closer.pdk import pdk
+
+    design, dpaths = load_design("gcd")
+    ctx = direct_context(design, dpaths, "default", load_platform(), pdk(), paths, paths.canonical_sdc)
+    return specs.spec("pnr", ctx, None).settings

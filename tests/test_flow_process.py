@@ -80,10 +80,11 @@ class FrontRun(NamedTuple):
 
 
 def _front_run(out, top: str = "gcd") -> FrontRun:
+    """SiliconCompiler's engine: these are its tasks' settings."""
     from closer.flow.paths import FlowPaths
     from closer.flow.runner import run_flow
 
-    result = run_flow(top, to="synth", out=out)
+    result = run_flow(top, to="synth", out=out, engine="sc")
     paths = FlowPaths(out, top)
     return FrontRun(
         elaborated=(paths.node_dir("elaborate") / "outputs" / f"{top}.v").read_text(),

@@ -236,7 +236,7 @@ endmodule
 
 def _run_flow_sta_script(pdk_paths, work: Path, sdc_text: str) -> dict:
     """closer_sta.tcl run directly by OpenSTA, with the sta_config.tcl the flow's STA task writes."""
-    from closer.flow.sta_task import SCRIPTS_DIR, STA_REPORT, parse_sta_report
+    from closer.flow.direct.sta import SCRIPTS_DIR, STA_REPORT, parse_sta_report
     from closer.procs import Command, run
 
     work.mkdir(parents=True)

@@ -25,12 +25,15 @@ def flow_group() -> None:
               show_default=True, help="auto: openroad when `openroad` is on PATH, else classic.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Run directory (default runs/DESIGN/CONFIG in the checkout).")
+@click.option("--engine", type=click.Choice(["direct", "sc"]), default="direct", show_default=True,
+              help="direct: the flow runs each node's tool itself; sc: SiliconCompiler's scheduler "
+                   "runs them (the reference; the same netlists and metrics, slower).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run record as JSON.")
 @click.option("--strict", is_flag=True,
               help="Exit 1 when sign-off fails (or the run stops before pnr): route, DRC, LVS, "
                    "setup/hold/slew/cap at every corner, LEC when run.")
 def run_command(design: str, config: str, to: str | None, backend: str, out: Path | None,
-                as_json: bool, strict: bool) -> int:
+                engine: str, as_json: bool, strict: bool) -> int:
     """Run DESIGN through the flow up to --to; writes metrics/ and metadata.json. Progress goes to
     stderr (a live line on a terminal, a line per step otherwise; none with --json); the last
     line is the sign-off verdict."""
@@ -45,7 +48,7 @@ def run_command(design: str, config: str, to: str | None, backend: str, out: Pat
     procs.forked_children_die_with_parent()
     mode = "status" if sys.stderr.isatty() else "lines"
     with _Progress(mode=None if as_json else mode) as progress:
-        result = run_flow(design, config=config, to=to, backend=backend, out=out,
+        result = run_flow(design, config=config, to=to, backend=backend, out=out, engine=engine,
                           progress=progress.update if progress.enabled else None)
     signoff = verdict(json.loads(Path(result.metadata).read_text()))
     if as_json:
@@ -62,7 +65,7 @@ def run_command(design: str, config: str, to: str | None, backend: str, out: Pat
             wall = f"({wall})"  # the time it took when it ran; nothing ran now
         click.echo(f"{step.name:<10} {state:<7} {wall:>10} {mem:>9}  {step.tool} "
                    f"{step.tool_version}")
-    click.echo(f"backend {result.backend}; total {result.wall_s:.2f} s; metadata {result.metadata}")
+    click.echo(f"backend {result.backend}, engine {result.engine}; total {result.wall_s:.2f} s; metadata {result.metadata}")
     click.echo(signoff.line())
     return 1 if strict and not signoff.passed else 0
 

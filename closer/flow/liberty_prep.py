@@ -20,9 +20,9 @@ CELLS_REVISION = "1"  # bump when the cell-name scan changes
 
 
 def preparation_version() -> str:
-    import siliconcompiler
+    from closer.flow.tool_versions import siliconcompiler_version
 
-    return f"siliconcompiler-{siliconcompiler.__version__}-closer-{PREP_REVISION}"
+    return f"siliconcompiler-{siliconcompiler_version()}-closer-{PREP_REVISION}"
 
 
 def prepared_liberty(source: Path, name: str) -> Path | None:
@@ -35,14 +35,17 @@ def prepared_liberty(source: Path, name: str) -> Path | None:
     version = cache.key_digest(preparation_version())[:12]
     entry = root / "liberty" / f"{source_sha[:32]}-{version}" / name
     if not entry.is_file():
-        cache.write_atomic(entry, lambda tmp: tmp.write_text(_prepare(source)))
+        cache.write_atomic(entry, lambda tmp: tmp.write_text(prepare(source)))
     return entry
 
 
-def _prepare(source: Path) -> str:
-    from siliconcompiler.tools.yosys.prepareLib import process_liberty_file
+def prepare(source: Path) -> str:
+    """SiliconCompiler's rewrite (`prepareLib.process_liberty_file`), loaded from its file: the
+    module needs only the standard library (closer.flow.sc_files)."""
+    from closer.flow.sc_files import load_file
 
-    return process_liberty_file(str(source))
+    prepare_lib = load_file("_closer_sc_preparelib", "tools/yosys/prepareLib.py")
+    return prepare_lib.process_liberty_file(str(source))
 
 
 def cached_liberty_cells(liberty: Path, scan: Callable[[Path], list[str]]) -> tuple[str, ...]:

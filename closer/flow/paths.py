@@ -9,6 +9,7 @@ from closer.paths import repo_paths
 
 
 ATTEMPTS_ASIDE = Path("sc") / "attempts"  # relative to a run directory
+JOB_NAME = "job"                          # SiliconCompiler's job name: the node folders' parent
 
 
 @dataclass(frozen=True)
@@ -16,8 +17,11 @@ class FlowPaths:
     """One run directory (default `runs/<design>/<config>/` in the checkout)::
 
         <root>/
-          sc/<design>/job/<step>/0/   SiliconCompiler node directories (inputs/, outputs/,
-                                      reports/, <step>.log); reused when their inputs are unchanged
+          sc/<design>/job/<step>/0/   the node folders (inputs/, outputs/, reports/, <step>.log;
+                                      SiliconCompiler's layout, for both engines of
+                                      closer.flow.runner); node.json is the direct engine's record
+                                      of a finished node (closer.flow.direct.node); a node is reused
+                                      when its inputs are unchanged
           sc/attempts/<script>/<step>/ the synthesis-and-after node directories of the ABC
                                       attempts not in sc/<design>/job now; sc/attempts/resident
                                       names the one that is (closer.flow.runner._bring_attempt)
@@ -27,7 +31,7 @@ class FlowPaths:
           metadata.json               all stage files merged, plus run__/constraints__ keys
           metadata.previous.json      the last good metadata.json, kept when a later run fails
           flow.json                   the run record: steps, wall time, peak memory, reuse
-          sc.log                      SiliconCompiler's own log of the last run
+          sc.log                      SiliconCompiler's own log of the last run (engine `sc`)
           synth/abc_<script>.log      the synthesis log of each ABC script this run tried
                                       (closer.flow.synth_choice); the kept one's node is sc/.../synth
           .lock                       held (flock) while a run uses this directory
@@ -41,7 +45,7 @@ class FlowPaths:
     def sc_build(self) -> Path:
         return self.root / "sc"
 
-    def node_dir(self, step: str, job: str = "job") -> Path:
+    def node_dir(self, step: str, job: str = JOB_NAME) -> Path:
         return self.sc_build / self.design / job / step / "0"
 
     def node_log(self, step: str) -> Path:

@@ -7,12 +7,14 @@ from pathlib import Path
 
 from closer.designs.model import HDL_SUFFIXES, Design, DesignPaths
 from closer.flow.macros import config_macros, sc_macro_library
+from closer.flow.direct.sources import SYSTEMVERILOG_SUFFIXES, param_value
 from closer.flow.paths import FlowPaths
-from closer.flow.platform import Platform, sc_library
+from closer.flow.platform import Platform
+from closer.flow.sc_library import sc_library
 from closer.flow.steps import Step
 from closer.pdk import PdkPaths
 
-JOB_NAME = "job"
+from closer.flow.paths import JOB_NAME
 
 
 def sc_design(design: Design, paths: DesignPaths, config_name: str, sdc: Path):
@@ -29,18 +31,10 @@ def sc_design(design: Design, paths: DesignPaths, config_name: str, sdc: Path):
         for idir in paths.include_dirs(design):
             sc.add_idir(str(idir))
         for name, value in sorted(config.parameters.items()):
-            sc.set_param(name, _param_value(value))
+            sc.set_param(name, param_value(value))
     with sc.active_fileset("sdc"):
         sc.add_file(str(sdc), filetype="sdc")
     return sc
-
-
-def _param_value(value: int | str | bool) -> str:
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if isinstance(value, str):
-        return f'"{value}"'
-    return str(value)
 
 
 def build_project(design: Design, paths: DesignPaths, config_name: str, platform: Platform,
@@ -82,8 +76,9 @@ def build_project(design: Design, paths: DesignPaths, config_name: str, platform
         previous = step.name
     project.set_flow(flow)
     project.option.add_to(to, clobber=True)
+    systemverilog = any(p.suffix in SYSTEMVERILOG_SUFFIXES for p in paths.rtl(design))
     for step in steps:
-        _configure(project, step.name, design, config_name, platform, macros)
+        _configure(project, step.name, design, config_name, platform, macros, systemverilog)
 
     option = project.option
     option.set_hash(True)          # reuse keyed on file content, not timestamps
@@ -106,7 +101,7 @@ def redirect_console_log(project, stream) -> None:
 
 
 def _configure(project, step_name: str, design: Design, config_name: str, platform: Platform,
-               macros) -> None:
+               macros, systemverilog: bool) -> None:
     """Task settings live in the project's schema: find the node's task there and set them."""
     if step_name == "lint" and macros:
         from closer.flow.lint_task import QuotedParamLintTask
@@ -127,7 +122,7 @@ def _configure(project, step_name: str, design: Design, config_name: str, platfo
         task.add_yosys_synthesiscorner(platform.synthesis.corner, step=step_name, index="0",
                                        clobber=True)
         task.set_synth(design.physical, platform.synthesis.abc_load_ff, step=step_name, index="0")
-        if any(Path(s).suffix in (".sv", ".svh") for s in design.sources.rtl):
+        if systemverilog:  # of the files the flow reads (a fetched design's too)
             task.set_yosys_useslang(True, step=step_name, index="0")  # needs Yosys's slang plugin
     if step_name == "pnr":
         from closer.flow.pnr_task import PnrTask

@@ -1,8 +1,16 @@
-"""`run_flow`: one SiliconCompiler run of a design up to a step, then the ORFS-named metrics.
+"""`run_flow`: one run of a design's flow up to a step, then the ORFS-named metrics.
 
-Node reuse is SiliconCompiler's: with `option hash` on, a node whose inputs, settings and files
-hash the same as in the previous run in the same directory is not run again. A node counts as
-reused here when its output manifest was not rewritten by this run.
+Two engines run the same nodes in the same node folders (closer.flow.paths):
+
+- `direct` (the default): closer.flow.direct runs each node's tool itself, in this process's
+  children, and reuses a node whose key (its inputs' content, settings and tool) is unchanged;
+- `sc`: SiliconCompiler's scheduler runs them as its tasks (closer.flow.project), with its own
+  node reuse (`option hash`: a node whose inputs, settings and files hash the same as in the
+  previous run in the same directory is not run again; a node counts as reused here when its
+  output manifest was not rewritten by this run). It is the reference the direct engine is
+  tested against (the same netlists and metrics) and the way to SiliconCompiler's own tasks.
+
+A folder left by one engine is run again by the other (neither reads the other's reuse records).
 """
 
 from __future__ import annotations
@@ -18,28 +26,34 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 from closer import __version__
 from closer import metrics as closer_keys
-from closer.designs.model import load_design
+from closer.designs.model import Design, DesignPaths, load_design
 from closer.errors import CloserError, ToolError
 from closer.flow import metrics, synth_choice
-from closer.flow.dependency_check import dependency_check_once
-from closer.flow.paths import FlowPaths, default_run_dir
-from closer.flow.platform import load_platform
-from closer.flow.project import JOB_NAME, build_project
-from closer.flow.sc_process import prepare_process
+from closer.flow.paths import JOB_NAME, FlowPaths, default_run_dir
+from closer.flow.platform import Platform, load_platform
 from closer.flow.settings import abc_scripts
 from closer.flow.steps import FRONT_STEPS, PHYSICAL_STEPS, STEPS, Backend, Step, resolve_backend, steps_until
 from closer.flow.tool_cpu import tool_cpu_s
+from closer.flow.tool_versions import siliconcompiler_version
 from closer.toolchain import use_venv_tools
 from closer.paths import repo_paths
-from closer.pdk import pdk
+from closer.pdk import PdkPaths, pdk
 from closer.sdc import SdcError, write_canonical
 
 NODE_TIMEOUT_S = 900.0
 PNR_STAGE_FILE = "6_pnr.json"   # the physical stages' keys (floorplan__ ... finish__, closer__)
+
+
+class Engine(StrEnum):
+    DIRECT = "direct"   # closer.flow.direct: the nodes' tools run here, reuse by content key
+    SC = "sc"           # SiliconCompiler's scheduler and tasks (closer.flow.project)
+
+
 _FAILED_NODES = re.compile(r"errors in: ([\w/, ]+)")
 _ERROR_LINE = re.compile(r"^(%Error|ERROR|Error)\b.*")
 
@@ -50,7 +64,7 @@ class StepRecord:
     tool: str
     tool_version: str | None
     reused: bool
-    wall_s: float | None        # the node's own task time when it ran (from SiliconCompiler)
+    wall_s: float | None        # the node's own time when it ran (the tool's and the engine's)
     exe_s: float | None         # time inside the tool executable
     peak_mem_mb: float | None
     log: str
@@ -69,6 +83,7 @@ class FlowResult:
     metadata: str | None = None
     status: str = "ok"             # "ok" or "failed"
     error: str | None = None       # the failure message when status is "failed"
+    engine: str = Engine.DIRECT.value
 
     @property
     def all_reused(self) -> bool:
@@ -77,10 +92,11 @@ class FlowResult:
 
 def run_flow(design_name: str, config: str = "default", to: str | None = None,
              backend: Backend | str = Backend.AUTO, out: Path | None = None,
-             progress=None) -> FlowResult:
+             progress=None, engine: Engine | str = Engine.DIRECT) -> FlowResult:
     """Run the flow; return the run record. Raises ToolError naming the failed step and its log."""
     start = time.monotonic()
     use_venv_tools()
+    engine = Engine(engine)
     design, design_paths = load_design(design_name)
     design.config(config)
     chosen = resolve_backend(backend)
@@ -89,65 +105,147 @@ def run_flow(design_name: str, config: str = "default", to: str | None = None,
     pdk_paths = pdk()
     flow_paths = FlowPaths(Path(out) if out else default_run_dir(design.name, config), design.name)
     flow_paths.root.mkdir(parents=True, exist_ok=True)
+    run = _Run(design, design_paths, config, chosen, steps, platform, pdk_paths, flow_paths, start, engine)
 
-    with _exclusive(flow_paths), open(flow_paths.root / "sc.log", "w") as sc_log:
-        sdc = _canonical_sdc(design, design_paths, flow_paths, steps, start, chosen, config)
+    with _exclusive(flow_paths):
+        sdc = _canonical_sdc(design, design_paths, flow_paths, steps, start, chosen, config, engine)
         _drop_nodes_of_another_platform(flow_paths)
+        runner = _run_sc if engine is Engine.SC else _run_direct
+        records, attempts = runner(run, sdc, progress)
+
+    result = FlowResult(design.name, config, chosen.value, steps[-1].name, str(flow_paths.root),
+                        round(time.monotonic() - start, 3), records, engine=engine.value)
+    result.metadata = str(_write_metrics(flow_paths, steps, platform, design, design_paths, config,
+                                         chosen, records, pdk_paths.root, attempts, engine))
+    metrics.write_json(flow_paths.record, asdict(result))
+    return result
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One run's inputs, as both engines get them."""
+    design: Design
+    design_paths: DesignPaths
+    config: str
+    backend: Backend
+    steps: list[Step]
+    platform: Platform
+    pdk_paths: PdkPaths
+    flow_paths: FlowPaths
+    start: float
+    engine: Engine
+
+    def fail(self, error: CloserError) -> None:
+        _record_failure(self.flow_paths, self.design.name, self.config, self.backend, self.steps,
+                        self.start, error, self.engine)
+
+
+def _run_direct(run: _Run, sdc: Path, progress):
+    """The nodes run by closer.flow.direct; (step records, synthesis attempts)."""
+    from closer.flow.direct.engine import DirectEngine
+    from closer.flow.direct.node import read_record
+
+    watcher = _ProgressWatcher(run.flow_paths, progress, lambda: engine.current)
+    engine = DirectEngine(direct_context(run.design, run.design_paths, run.config, run.platform,
+                                         run.pdk_paths, run.flow_paths, sdc), on_run=watcher.report)
+    names = [s.name for s in run.steps]
+
+    def run_to(to: str, abc: str | None):
+        engine.run_to(names[: names.index(to) + 1], abc)
+
+    watcher.start()
+    try:
+        _, attempts = _run_attempts(run_to, run.steps, run.flow_paths, run.design)
+    except CloserError as exc:
+        run.fail(exc)
+        raise
+    finally:
+        watcher.stop()
+    records = []
+    for step in run.steps:
+        node = read_record(run.flow_paths.node_dir(step.name))
+        records.append(StepRecord(
+            name=step.name, tool=step.tool, tool_version=node.tool_version if node else None,
+            reused=step.name not in engine.ran, wall_s=node.wall_s if node else None,
+            exe_s=node.exe_s if node else None, peak_mem_mb=node.peak_mem_mb if node else None,
+            log=str(run.flow_paths.node_log(step.name)), exe_cpu_s=node.exe_cpu_s if node else None))
+    return records, attempts
+
+
+def direct_context(design: Design, design_paths: DesignPaths, config: str, platform: Platform,
+                   pdk_paths: PdkPaths, flow_paths: FlowPaths, sdc: Path):
+    """What the direct engine's nodes read (closer.flow.direct.engine.FrontContext)."""
+    from closer.flow.direct.engine import FrontContext
+    from closer.flow.direct.sources import design_sources
+    from closer.flow.macros import config_macros
+
+    return FrontContext(design, config, design_sources(design, design_paths, config), platform,
+                        pdk_paths, flow_paths, sdc, config_macros(design.config(config).macros, pdk_paths),
+                        platform_revision(), NODE_TIMEOUT_S)
+
+
+def _run_sc(run: _Run, sdc: Path, progress):
+    """The nodes run by SiliconCompiler's scheduler; (step records, synthesis attempts)."""
+    from closer.flow.dependency_check import dependency_check_once
+    from closer.flow.project import build_project
+    from closer.flow.sc_process import prepare_process
+
+    flow_paths, steps, design = run.flow_paths, run.steps, run.design
+    with open(flow_paths.root / "sc.log", "w") as sc_log:
         before = {s.name: _manifest_mtime(flow_paths, s.name, design.top) for s in steps}
-        watcher = _ProgressWatcher(flow_paths, steps, design.top, before, progress)
+
+        def current() -> str | None:
+            return next((s.name for s in steps
+                         if not _finished_now(flow_paths, s.name, design.top, before)
+                         and flow_paths.node_dir(s.name).exists()), None)
 
         def project_to(to: str, abc: str | None = None):
             # a fresh project per run: SiliconCompiler's run() leaves the project's schema
             # unusable for another run (a task's required keys were unset on the second)
-            project = build_project(design, design_paths, config, platform, pdk_paths,
-                                    STEPS[chosen], flow_paths, to=to,
-                                    flow_name=f"closer-{chosen.value}", sdc=sdc, log_stream=sc_log)
+            project = build_project(design, run.design_paths, run.config, run.platform, run.pdk_paths,
+                                    STEPS[run.backend], flow_paths, to=to,
+                                    flow_name=f"closer-{run.backend.value}", sdc=sdc, log_stream=sc_log)
             for step in steps:
                 project.set("option", "timeout", NODE_TIMEOUT_S, step=step.name, index="0")
             if abc is not None:
                 from closer.flow.synth_task import CloserSynthesis
                 CloserSynthesis.find_task(project).set("var", "strategy", abc, step="synth", index="0")
+            project.run()
             return project
 
         prepare_process()
+        watcher = _ProgressWatcher(flow_paths, progress, current)
         watcher.start()
         try:
             with dependency_check_once():
-                project, attempts = _run_project(project_to, steps, flow_paths, design)
+                project, attempts = _run_attempts(project_to, steps, flow_paths, design)
         except RuntimeError as exc:
             error = _failure(flow_paths, steps, design.top, before, exc)
-            _record_failure(flow_paths, design.name, config, chosen, steps, start, error)
+            run.fail(error)
             raise error from None
         finally:
             watcher.stop()
 
     history = project.history(JOB_NAME)
-    records = [_step_record(history, flow_paths, s, design.top, before) for s in steps]
-    result = FlowResult(design.name, config, chosen.value, steps[-1].name, str(flow_paths.root),
-                        round(time.monotonic() - start, 3), records)
-    result.metadata = str(_write_metrics(flow_paths, steps, platform, design, design_paths, config,
-                                         chosen, records, pdk_paths.root, attempts))
-    metrics.write_json(flow_paths.record, asdict(result))
-    return result
+    return [_step_record(history, flow_paths, s, design.top, before) for s in steps], attempts
 
 
-def _run_project(project_to, steps: list[Step], flow_paths: FlowPaths, design):
-    """Run up to the last of `steps` (`project_to(to, abc_script)` builds the project). With
-    synthesis among them, the steps before the physical ones run once per ABC script until one
-    meets ABC's delay target (closer.flow.synth_choice); then the rest, with the kept script
+def _run_attempts(run_to, steps: list[Step], flow_paths: FlowPaths, design):
+    """Run up to the last of `steps` (`run_to(to, abc_script)` runs the chain to step `to` with
+    that ABC script, None for the design's first, and returns what the engine keeps of the run).
+    With synthesis among them, the steps before the physical ones run once per ABC script until
+    one meets ABC's delay target (closer.flow.synth_choice); then the rest, with the kept script
     (synthesis runs again if a later one was tried). So a design the first script closes runs in
-    one project run up to `sta`, and the physical steps only ever see the kept netlist. Returns
-    the last project run and the synthesis attempts.
+    one run up to `sta`, and the physical steps only ever see the kept netlist. Returns the last
+    run's result and the synthesis attempts.
 
-    The attempts share SiliconCompiler's node folders, which hold one attempt's synthesis-and-after
-    nodes at a time: the others' are moved aside under sc/attempts/ and moved back before their
-    script runs again (`_bring_attempt`), so an unchanged rerun reuses every attempt's nodes
-    instead of synthesizing each script again (changed inputs: SiliconCompiler reruns them)."""
+    The attempts share the node folders, which hold one attempt's synthesis-and-after nodes at a
+    time: the others' are moved aside under sc/attempts/ and moved back before their script runs
+    again (`_bring_attempt`), so an unchanged rerun reuses every attempt's nodes instead of
+    synthesizing each script again (changed inputs: the engine reruns them)."""
     names = [s.name for s in steps]
     if "synth" not in names:
-        project = project_to(names[-1])
-        project.run()
-        return project, []
+        return run_to(names[-1], None), []
     attempt_dir = flow_paths.synth_attempts
     shutil.rmtree(attempt_dir, ignore_errors=True)  # this run's attempts only
     attempt_dir.mkdir(parents=True)
@@ -161,8 +259,7 @@ def _run_project(project_to, steps: list[Step], flow_paths: FlowPaths, design):
             break
         if len(scripts) > 1:
             _bring_attempt(flow_paths, script.name)
-        project = project_to(front, script.script)
-        project.run()
+        last = run_to(front, script.script)
         _mark_resident(flow_paths, script.name if len(scripts) > 1 else None)
         log = flow_paths.node_log("synth")
         shutil.copyfile(log, flow_paths.synth_attempt_log(script.name))
@@ -171,10 +268,9 @@ def _run_project(project_to, steps: list[Step], flow_paths: FlowPaths, design):
     if kept is not attempts[-1] or names[-1] != front:
         if kept is not attempts[-1]:
             _bring_attempt(flow_paths, kept.name)
-        project = project_to(names[-1], kept.script)
-        project.run()
+        last = run_to(names[-1], kept.script)
         _mark_resident(flow_paths, kept.name if len(scripts) > 1 else None)
-    return project, attempts
+    return last, attempts
 
 
 # The front steps a synthesis attempt produces (its script changes them): synth and what follows it.
@@ -225,14 +321,14 @@ _PHYSICAL = {s.name for s in PHYSICAL_STEPS}
 
 
 def _canonical_sdc(design, design_paths, flow_paths: FlowPaths, steps: list[Step], start: float,
-                   backend: Backend, config: str) -> Path:
+                   backend: Backend, config: str, engine: Engine) -> Path:
     """The design's SDC read as data (closer.sdc) and written as the canonical SDC the nodes read;
     an SDC outside the allowed subset fails the run (SdcError, recorded in flow.json)."""
     try:
         write_canonical(design_paths.sdc(design), flow_paths.canonical_sdc,
                         design.constraints.sdc_policy())
     except SdcError as exc:
-        _record_failure(flow_paths, design.name, config, backend, steps, start, exc)
+        _record_failure(flow_paths, design.name, config, backend, steps, start, exc, engine)
         raise
     return flow_paths.canonical_sdc
 
@@ -279,13 +375,14 @@ def _exclusive(flow_paths: FlowPaths):
 
 
 def _record_failure(flow_paths: FlowPaths, design: str, config: str, backend: Backend,
-                    steps: list[Step], start: float, error: CloserError) -> None:
+                    steps: list[Step], start: float, error: CloserError, engine: Engine) -> None:
     """Keep the last good metadata.json as metadata.previous.json (so nothing recorded is lost,
     and a stale file is not scored as this run's), and write the failed run record."""
     if flow_paths.metadata.exists():
         flow_paths.metadata.replace(flow_paths.previous_metadata)
     record = FlowResult(design, config, backend.value, steps[-1].name, str(flow_paths.root),
-                        round(time.monotonic() - start, 3), status="failed", error=str(error))
+                        round(time.monotonic() - start, 3), status="failed", error=str(error),
+                        engine=engine.value)
     metrics.write_json(flow_paths.record, asdict(record))
 
 
@@ -309,12 +406,12 @@ def _finished_now(flow_paths, step, top, before) -> bool:
 
 
 class _ProgressWatcher:
-    """Reports the step now running (the first whose node has not finished) and elapsed time."""
+    """Reports the step now running (`current()`, None before the first) and elapsed time."""
 
-    def __init__(self, flow_paths, steps, top, before, progress) -> None:
-        self.flow_paths, self.steps, self.top, self.before = flow_paths, steps, top, before
-        self.progress = progress
+    def __init__(self, flow_paths, progress, current) -> None:
+        self.flow_paths, self.progress, self.current = flow_paths, progress, current
         self._stop = threading.Event()
+        self._lock = threading.Lock()   # the engine reports a starting step from the main thread
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._start = time.monotonic()
 
@@ -327,14 +424,19 @@ class _ProgressWatcher:
         if self._thread.is_alive():
             self._thread.join(timeout=1)
 
+    def report(self, current: str | None = None) -> None:
+        """Report now: `current`, else the step `current()` names."""
+        if self.progress is None:
+            return
+        current = current or self.current()
+        if current == "pnr":
+            current = f"pnr: {physical_step(self.flow_paths)}"
+        with self._lock:
+            self.progress(current or "checking", time.monotonic() - self._start)
+
     def _loop(self) -> None:
         while not self._stop.wait(0.2):
-            current = next((s.name for s in self.steps
-                            if not _finished_now(self.flow_paths, s.name, self.top, self.before)
-                            and self.flow_paths.node_dir(s.name).exists()), None)
-            if current == "pnr":
-                current = f"pnr: {physical_step(self.flow_paths)}"
-            self.progress(current or "checking", time.monotonic() - self._start)
+            self.report()
 
 
 def physical_step(flow_paths: FlowPaths) -> str:
@@ -419,7 +521,7 @@ def _git_commit() -> str | None:
 
 def _physical_tools(flow_paths: FlowPaths) -> str | None:
     """closer.physical's own provenance of its tools (router, KLayout, OpenSTA, placer)."""
-    from closer.flow.pnr_task import PHYS_DIR
+    from closer.flow.direct.pnr import PHYS_DIR
 
     meta = flow_paths.node_dir("pnr") / PHYS_DIR / "metadata.json"
     try:
@@ -438,7 +540,7 @@ def _macro_areas(design, config: str) -> dict[str, float]:
 
 def _write_metrics(flow_paths, steps, platform, design, design_paths, config, backend,
                    records: list[StepRecord], pdk_root: Path,
-                   attempts: list[synth_choice.Attempt]) -> Path:
+                   attempts: list[synth_choice.Attempt], engine: Engine) -> Path:
     names = [s.name for s in steps]
     stages: list[dict] = []
     pnr_json = flow_paths.metrics_dir / PNR_STAGE_FILE
@@ -451,18 +553,16 @@ def _write_metrics(flow_paths, steps, platform, design, design_paths, config, ba
         metrics.write_json(flow_paths.synth_json, synth)
         stages.append(synth)
     if "sta" in names:
-        from closer.flow.sta_task import STA_JSON
+        from closer.flow.direct.sta import STA_JSON
         sta = metrics.sta_metrics(flow_paths.node_dir("sta") / STA_JSON, platform)
         metrics.write_json(flow_paths.sta_json, sta)
         stages.append(sta)
     if "pnr" in names:
-        from closer.flow.pnr_task import PNR_JSON
+        from closer.flow.direct.pnr import PNR_JSON
         pnr = metrics.pnr_metrics(flow_paths.node_dir("pnr") / PNR_JSON)
         metrics.write_json(pnr_json, pnr)
         stages.append(pnr)
     inputs = [design_paths.design_toml, *design_paths.rtl(design), design_paths.sdc(design)]
-    import siliconcompiler
-
     run_keys: dict[str, object] = {
         "run__flow__design": design.name,
         "run__flow__variant": config,
@@ -470,6 +570,7 @@ def _write_metrics(flow_paths, steps, platform, design, design_paths, config, ba
         "run__flow__scripts_commit": _git_commit(),
         "run__flow__closer_version": __version__,
         "run__flow__backend": backend.value,
+        "run__flow__engine": engine.value,
         "run__flow__last_step": names[-1],
         "run__flow__platform": platform.platform.name,
         "run__flow__platform__library": platform.platform.library,
@@ -481,7 +582,7 @@ def _write_metrics(flow_paths, steps, platform, design, design_paths, config, ba
         "run__flow__platform__power_units": "1W",
         "run__flow__platform__area_units": "1um^2",
         "run__flow__platform__frequency_units": "1Hz",
-        "run__flow__siliconcompiler_version": siliconcompiler.__version__,
+        "run__flow__siliconcompiler_version": siliconcompiler_version(),
         "run__flow__python_version": sys.version.split()[0],
     }
     if "pnr" in names:

@@ -20,27 +20,13 @@ macro files read at each corner go to `reports/sta.json` (`macro_liberty`) and f
 
 from __future__ import annotations
 
-import json
-import re
-import shutil
 from pathlib import Path
 
 from siliconcompiler.asic import ASICTask
 
+from closer.flow.direct.sta import STA_SCRIPT, StaCorner, collect_sta, write_sta_inputs
 from closer.flow.tool_cpu import RecordsToolCpu
 from closer.flow.tool_versions import CachedVersion
-
-SCRIPTS_DIR = Path(__file__).resolve().parent / "scripts"
-STA_JSON = "reports/sta.json"
-STA_REPORT = "reports/closer_sta.txt"
-SDC_JSON = "reports/sdc.json"
-SDC_DIR = "sdc"
-_METRIC = re.compile(r"metric ([A-Za-z0-9_]+) (\S+)")
-_CLOCK = re.compile(r"clock (\S+) (\S+)((?: \S+)*)")
-
-
-class StaParseError(RuntimeError):
-    """The STA report lacks the lines the script writes when it completes, or has others."""
 
 
 class ClassicStaTask(RecordsToolCpu, CachedVersion, ASICTask):
@@ -68,7 +54,7 @@ class ClassicStaTask(RecordsToolCpu, CachedVersion, ASICTask):
         super().setup()
         self.set_exe("sta", vswitch="-version")
         self.add_version(">=2.0")
-        self.set_script(str(SCRIPTS_DIR / "closer_sta.tcl"), dataroot=None)
+        self.set_script(str(STA_SCRIPT), dataroot=None)
         self.add_regex("warnings", r"^Warning")
         self.add_regex("errors", r"^Error")
 
@@ -131,79 +117,13 @@ class ClassicStaTask(RecordsToolCpu, CachedVersion, ASICTask):
             if len(main) != 1:
                 raise ValueError(f"scenario {scenario.name}: expected one Liberty file of the main "
                                  f"library, got {main}")
-            libs = " ".join(f"{{{f}}}" for f in [*main, *macros])
-            corners.append(f"{{{scenario.name} {{{libs}}} {{{' '.join(scenario.get_check())}}}}}")
-        sdc = self._canonical_sdc()
-        Path(STA_REPORT).unlink(missing_ok=True)
-        lines = [
-            f"set closer_top {{{self.design_topmodule}}}",
-            f"set closer_netlist {{inputs/{self.design_topmodule}.vg}}",
-            f"set closer_sdc {{{' '.join('{' + s + '}' for s in sdc)}}}",
-            f"set closer_report {{{STA_REPORT}}}",
-            f"set closer_corners {{{' '.join(corners)}}}",
-            f"set closer_clock_port {{{self.get('var', 'clock_port')}}}",
-        ]
-        Path("sta_config.tcl").write_text("\n".join(lines) + "\n")
-
-    def _canonical_sdc(self) -> list[str]:
-        """Each SDC of the design parsed (closer.sdc) and rewritten as `sdc/<n>.sdc` in the node;
-        the exception count goes to reports/sdc.json."""
-        from closer.sdc import SdcPolicy, write_canonical
-
-        policy = SdcPolicy(allow=frozenset(self.get("var", "sdc_exceptions") or []))
-        out, exceptions = [], []
-        for number, source in enumerate(self._sdc_files()):
-            dest = Path(SDC_DIR) / f"{number}.sdc"
-            sdc = write_canonical(Path(source), dest, policy)
-            exceptions += [f"{source}:{c.line}: {c.name}" for c in sdc.exceptions]
-            out.append(str(dest))
-        Path(SDC_JSON).parent.mkdir(parents=True, exist_ok=True)
-        Path(SDC_JSON).write_text(json.dumps({"exceptions": exceptions}, indent=1) + "\n")
-        return out
+            corners.append(StaCorner(scenario.name, [*main, *macros], list(scenario.get_check())))
+        write_sta_inputs(Path("."), self.design_topmodule, corners, self._sdc_files(),
+                         self.get("var", "sdc_exceptions") or [], self.get("var", "clock_port"))
 
     def runtime_options(self):
         return ["-no_init", "-exit", *super().runtime_options()]
 
     def post_process(self) -> None:
         super().post_process()
-        result = parse_sta_report(Path(STA_REPORT).read_text(errors="replace")
-                                  if Path(STA_REPORT).is_file() else "")
-        result["sdc_exceptions"] = json.loads(Path(SDC_JSON).read_text())["exceptions"]
-        result["macro_liberty"] = self.macro_liberty()
-        Path(STA_JSON).write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
-        top = self.design_topmodule
-        shutil.copyfile(f"inputs/{top}.vg", f"outputs/{top}.vg")
-
-
-def parse_sta_report(text: str) -> dict:
-    """closer_sta.tcl's report file -> {"metrics", "clocks"}.
-
-    Values stay as OpenSTA reported them: slack in seconds, power in watts, clock period in the
-    Liberty time unit (ns). Raises StaParseError when the `done` line is missing or a line is not
-    one the script writes.
-    """
-    metrics: dict[str, float] = {}
-    clocks: list[dict] = []
-    done = False
-    for number, line in enumerate(text.splitlines(), start=1):
-        if done:
-            raise StaParseError(f"{STA_REPORT}:{number}: a line after 'done'")
-        if match := _METRIC.fullmatch(line):
-            metrics[match.group(1)] = _float(match.group(2), number)
-        elif match := _CLOCK.fullmatch(line):
-            clocks.append({"name": match.group(1), "period_ns": _float(match.group(2), number),
-                           "sources": match.group(3).split()})
-        elif line == "done":
-            done = True
-        else:
-            raise StaParseError(f"{STA_REPORT}:{number}: not a line closer_sta.tcl writes: {line[:80]!r}")
-    if not done:
-        raise StaParseError(f"closer_sta.tcl did not finish (no 'done' line in {STA_REPORT})")
-    return {"metrics": metrics, "clocks": clocks}
-
-
-def _float(text: str, number: int) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise StaParseError(f"{STA_REPORT}:{number}: {text!r} is not a number") from None
+        collect_sta(Path("."), self.design_topmodule, self.macro_liberty())

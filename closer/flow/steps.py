@@ -1,4 +1,5 @@
-"""The flow as data: an ordered list of steps per backend, each a SiliconCompiler task node.
+"""The flow as data: an ordered list of steps per backend. The direct engine runs a step by its
+name (closer.flow.direct.specs); the SiliconCompiler engine as the task `make_task` returns.
 
 `--to STEP` cuts the list after STEP. The physical steps (closer.physical) append to these lists
 with `register_steps`; each step names the step before it through the list order, so the graph
@@ -26,7 +27,7 @@ class Step:
     name: str                          # node name in the flowgraph and the value of --to
     tool: str                          # the executable, for people and provenance
     summary: str
-    make_task: Callable[[], object]    # returns a fresh siliconcompiler Task
+    make_task: Callable[[], object]    # returns a fresh siliconcompiler Task (the sc engine's)
     # the tool's version when SiliconCompiler has none to record (a Python task runs no exe)
     version: Callable[[], str] | None = None
 

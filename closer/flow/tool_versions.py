@@ -12,8 +12,31 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 
 from closer.flow import cache
+
+
+def cached_version(kind: str, exe: str, switch: list[str], parse: Callable[[str], str | None],
+                   workdir: str | None = None) -> tuple[str | None, bool]:
+    """(the version `parse` reads from `exe switch...`, whether the cache answered); (None, False)
+    when the version run fails. Without a usable cache the version is checked every time."""
+    root = cache.cache_root()
+    entry = None
+    if root is not None:
+        key = cache.key_digest(kind, cache.stat_key(exe), *switch, cache.environment_fingerprint())
+        entry = root / "tool-versions" / f"{key}.json"
+        stored = cache.read_json(entry)
+        if isinstance(stored, dict) and isinstance(stored.get("version"), str):
+            return stored["version"], True
+    proc = subprocess.run([exe, *switch], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, cwd=workdir)
+    if proc.returncode != 0:
+        return None, False
+    version = parse(proc.stdout)
+    if isinstance(version, str) and entry is not None:
+        cache.write_json(entry, {"exe": exe, "switch": list(switch), "version": version})
+    return version, False
 
 
 class CachedVersion:
@@ -22,26 +45,23 @@ class CachedVersion:
     def get_exe_version(self, workdir: str | None = None) -> str | None:
         switch = self.get("vswitch")
         exe = self.get_exe() if switch else None
-        root = cache.cache_root() if exe else None
-        if root is None:
+        if not exe:
             return super().get_exe_version(workdir=workdir)
-        key = cache.key_digest(type(self).__qualname__, cache.stat_key(exe), *switch,
-                               cache.environment_fingerprint())
-        entry = root / "tool-versions" / f"{key}.json"
-        stored = cache.read_json(entry)
-        if isinstance(stored, dict) and isinstance(stored.get("version"), str):
-            self._log_version(exe, stored["version"], "cached for this binary")
-            return stored["version"]
-        proc = subprocess.run([exe, *switch], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True, cwd=workdir)
-        if proc.returncode != 0:
+        version, cached = cached_version(type(self).__qualname__, exe, list(switch), self.parse_version,
+                                         workdir)
+        if version is None:
             return super().get_exe_version(workdir=workdir)   # SiliconCompiler's own warning
-        version = self.parse_version(proc.stdout)
-        self._log_version(exe, version, "checked")
-        if isinstance(version, str):
-            cache.write_json(entry, {"exe": exe, "switch": list(switch), "version": version})
+        self._log_version(exe, version, "cached for this binary" if cached else "checked")
         return version
 
     def _log_version(self, exe: str, version: str, how: str) -> None:
         self.logger.info(f"Tool '{os.path.basename(exe)}' found with version '{version}' in "
                          f"directory '{os.path.dirname(exe)}' ({how})")
+
+
+def siliconcompiler_version() -> str:
+    """The installed SiliconCompiler's version, without importing it: the SiliconCompiler engine
+    runs on it and both engines run its Yosys scripts."""
+    from importlib.metadata import version
+
+    return version("siliconcompiler")

@@ -395,7 +395,7 @@ def unconstrained_from_sta_node(node: Path) -> int | None:
     (`timing__unconstrained__count` in reports/sta.json; constant outputs, driven by tie cells, are
     not endpoints there). OpenSTA's `check_setup` count (reports/unconstrained.rpt), which counts
     them, only when the node wrote no audit; None when it wrote neither."""
-    from closer.flow.sta_task import STA_JSON
+    from closer.flow.direct.sta import STA_JSON
 
     try:
         audit = json.loads((node / STA_JSON).read_text())["metrics"]["timing__unconstrained__count"]

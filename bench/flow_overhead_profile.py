@@ -1,6 +1,7 @@
-"""Where the flow's own time goes: one `run_flow(DESIGN, to=sta)` in a fresh folder with the
-SiliconCompiler and closer functions that make up its overhead timed in every process (the node
-processes are forked, so the timers reach them). Prints one line per call: process, function,
+"""Where the SiliconCompiler engine's own time goes: one `run_flow(DESIGN, to=sta, engine="sc")`
+in a fresh folder with the SiliconCompiler and closer functions that make up its overhead timed in
+every process (the node processes are forked, so the timers reach them). The default, direct
+engine's phases are in bench/flow_times.py's profile. Prints one line per call: process, function,
 seconds. Run it twice to see the second (cache-warm) run; `PYTHONPATH` picks the checkout, so the
 same script times a baseline checkout too.
 
@@ -30,7 +31,7 @@ TIMED = [
     ("siliconcompiler.project", "Project", "write_manifest"),
     ("siliconcompiler.tools.yosys.syn_asic", "_ASICTask", "_prepare_synthesis_libraries"),
     ("closer.flow.synth_task", "CloserSynthesis", "_prepare_synthesis_libraries"),
-    ("closer.flow.platform", None, "dont_use_cells"),
+    ("closer.flow.sc_library", None, "dont_use_cells"),
     ("closer.flow.project", None, "build_project"),
 ]
 
@@ -71,7 +72,7 @@ def main() -> None:
 
         runner.build_project = project.build_project     # the timed one
         start = time.perf_counter()
-        result = runner.run_flow(args.design, to="sta", out=Path(tmp) / "run")
+        result = runner.run_flow(args.design, to="sta", out=Path(tmp) / "run", engine="sc")
         print(f"run_flow {time.perf_counter() - start:.3f} s; load average {os.getloadavg()[0]:.1f}")
         for step in result.steps:
             print(f"  node {step.name}: task {step.wall_s} s, in the tool {step.exe_s} s")

@@ -54,7 +54,7 @@ from closer.toolchain import use_venv_tools, write_bytecode
 GOAL_SMALL, GOAL_LARGE, LARGE_CELLS = 1.3, 1.05, 5000
 REUSE_GOAL_S = 3.0
 BARE_NODES = ("lint", "synth", "sta")     # elaborate runs pyslang inside Python: no command
-NODE_FILES = ("inputs", "sc_manifest.tcl", "sta_config.tcl", "sdc")
+NODE_FILES = ("inputs", "sc_manifest.tcl", "sta_config.tcl", "sdc", "macros")
 
 
 def _children_cpu_s() -> float:
@@ -83,58 +83,38 @@ def _env(src: Path | None = None) -> dict[str, str]:
     return env
 
 
-# The set-up run, in a child: run_flow with each project run's bare nodes copied when they ran
-# (their output manifest rewritten), in order; the list goes to <out>/bare-nodes/order.json.
+# The set-up run, in a child: run_flow with each node's tool run recorded as it happens (the
+# command, and a copy of its node folder as the tool left it), in order; the list goes to
+# <out>/bare-nodes/order.json.
 _SETUP = """
 import json, shutil, sys
 from pathlib import Path
+import closer.flow.direct.specs as specs
 import closer.flow.runner as runner
-from closer.flow.paths import FlowPaths
 out, design, nodes = Path(sys.argv[1]), sys.argv[2], sys.argv[3].split(",")
-flow, ran, build = FlowPaths(out, design), [], runner.build_project
+ran, tool_run = [], specs.run
 
-def stamp(node):
-    return sorted((p.name, p.stat().st_mtime_ns) for p in (flow.node_dir(node) / "outputs").glob("*.pkg.json"))
+def tracked_run(command, log, *args, **kwargs):
+    done = tool_run(command, log, *args, **kwargs)
+    node = Path(command.cwd).parent.name
+    if node in nodes:
+        dest = out / "bare-nodes" / f"{len(ran):02d}-{node}"
+        shutil.copytree(command.cwd, dest, symlinks=True)
+        ran.append([node, str(dest), list(command.argv)])
+    return done
 
-def tracked_build(*args, **kwargs):  # the project class's run, wrapped once (the project is pickled)
-    project = build(*args, **kwargs)
-    cls = type(project)
-    if not getattr(cls.run, "tracked", False):
-        run = cls.run
-        def tracked_run(self, *a, **k):
-            before = {n: stamp(n) for n in nodes}
-            try:
-                return run(self, *a, **k)
-            finally:
-                for n in nodes:
-                    if stamp(n) != before[n]:
-                        dest = out / "bare-nodes" / f"{len(ran):02d}-{n}"
-                        shutil.copytree(flow.node_dir(n), dest, symlinks=True)
-                        ran.append([n, str(dest)])
-        tracked_run.tracked = True
-        cls.run = tracked_run
-    return project
-
-runner.build_project = tracked_build
+specs.run = tracked_run
 runner.run_flow(design, to="sta", out=out)
 (out / "bare-nodes" / "order.json").write_text(json.dumps(ran))
 """
 
 
-def _setup_run(design: str, out: Path) -> tuple[float, list[tuple[str, Path]]]:
-    """The set-up run's wall time and the bare nodes it ran, in order (node, copy of its folder)."""
+def _setup_run(design: str, out: Path) -> tuple[float, list[tuple[str, Path, list[str]]]]:
+    """The set-up run's wall time and the tool runs it made, in order (node, copy of its folder,
+    command)."""
     wall, _ = _timed([sys.executable, "-c", _SETUP, str(out), design, ",".join(BARE_NODES)], out.parent, _env())
     ran = json.loads((out / "bare-nodes" / "order.json").read_text())
-    return wall, [(node, Path(folder)) for node, folder in ran]
-
-
-def _node_commands(nodes: list[tuple[str, Path]]) -> list[tuple[str, Path, list[str]]]:
-    commands = []
-    for node, folder in nodes:
-        printed = subprocess.run(["bash", str(folder / "replay.sh"), "--command"], capture_output=True,
-                                 text=True, check=True).stdout
-        commands.append((node, folder, shlex.split(printed.strip())))
-    return commands
+    return wall, [(node, Path(folder), argv) for node, folder, argv in ran]
 
 
 def _bare_run(commands: list[tuple[str, Path, list[str]]], work: Path) -> tuple[float, float, Path]:
@@ -160,15 +140,19 @@ def _bare_run(commands: list[tuple[str, Path, list[str]]], work: Path) -> tuple[
 
 
 def _tools_cpu_s(run_dir: Path) -> float:
-    """The CPU seconds the run's tools took, as each node recorded them (closer.flow.tool_cpu):
-    every node run of a cold run, the synthesis attempts set aside included."""
-    from closer.flow.tool_cpu import TOOL_CPU_FILE, tool_cpu_s
-
-    return sum(tool_cpu_s(path.parent) or 0.0 for path in run_dir.rglob(TOOL_CPU_FILE))
+    """The CPU seconds the run's tools took, as each node recorded them: every node run of a cold
+    run, the synthesis attempts set aside included (the direct engine's node.json, `exe_cpu_s`;
+    a SiliconCompiler-engine baseline's tool_cpu.json, closer.flow.tool_cpu)."""
+    total = 0.0
+    for path in run_dir.rglob("node.json"):
+        total += json.loads(path.read_text()).get("exe_cpu_s") or 0.0
+    for path in run_dir.rglob("tool_cpu.json"):
+        total += json.loads(path.read_text()).get("cpu_s") or 0.0
+    return total
 
 
 def _node_overheads(run_dir: Path) -> dict[str, float | None]:
-    """Per node: SiliconCompiler's task time minus the time inside the tool (flow.json)."""
+    """Per node: the node's time minus the time inside its tool (flow.json)."""
     record = json.loads((run_dir / "flow.json").read_text())
     return {s["name"]: (round(s["wall_s"] - s["exe_s"], 3)
                         if s["wall_s"] is not None and s["exe_s"] is not None else None)
@@ -176,12 +160,17 @@ def _node_overheads(run_dir: Path) -> dict[str, float | None]:
 
 
 # (label, file suffix, function name) of the cProfile entries whose cumulative time is reported
-IMPORTS, BUILD = "imports (closer, SiliconCompiler, their packages)", "build_project (closer.flow.project)"
-CHECKS, RESOLVERS = "scheduler: tool checks before the nodes", "path resolvers (find_resolver, all calls)"
-PHASES = ((IMPORTS, "<frozen importlib._bootstrap>", "_find_and_load"), (BUILD, "closer/flow/project.py", "build_project"),
-          (CHECKS, "siliconcompiler/scheduler/scheduler.py", "__check_tool_versions"),
-          (RESOLVERS, "siliconcompiler/package/__init__.py", "find_resolver"),
-          ("waiting for the node processes (waitpid)", "~", "<built-in method posix.waitpid>"))
+IMPORTS = "imports (closer, pydantic, click, pyslang, ...)"
+KEYS, ELABORATE = "node keys (hashing what each node reads)", "elaboration (pyslang, in the flow's process)"
+PREPARE, METRICS = "synthesis and STA inputs (manifest, SDC, STA config)", "metrics and records"
+WAIT = "waiting for the tools (their run, not the flow's)"
+PHASES = ((IMPORTS, "<frozen importlib._bootstrap>", "_find_and_load"),
+          (KEYS, "closer/flow/direct/node.py", "node_key"),
+          (ELABORATE, "closer/flow/direct/elaborate.py", "elaborate"),
+          (PREPARE, "closer/flow/direct/synth.py", "prepare_synthesis"),
+          (PREPARE, "closer/flow/direct/sta.py", "write_sta_inputs"),
+          (METRICS, "closer/flow/runner.py", "_write_metrics"),
+          (WAIT, "closer/procs.py", "_wait"))
 
 
 def _profile_phases(design: str, out: Path) -> dict[str, float]:
@@ -194,20 +183,9 @@ def _profile_phases(design: str, out: Path) -> dict[str, float]:
     stats = pstats.Stats(str(prof)).stats  # (file, line, name) -> (cc, nc, tt, ct, callers)
     phases = {"total (the flow process under cProfile)": max(v[3] for v in stats.values())}
     for label, suffix, name in PHASES:
-        phases[label] = round(sum(v[3] for (file, _, func), v in stats.items()
-                                  if func == name and file.endswith(suffix)), 3)
+        phases[label] = round(phases.get(label, 0.0) + sum(
+            v[3] for (file, _, func), v in stats.items() if func == name and file.endswith(suffix)), 3)
     return phases
-
-
-# What a front half without SiliconCompiler would still import in its process: the design model,
-# the SDC reader, the metrics module and pyslang for elaboration.
-FLOOR_IMPORTS = "import closer.designs.model, closer.sdc, closer.flow.metrics, pyslang"
-
-
-def _import_floor_cpu_s(repeat: int = 5) -> float:
-    """Median CPU seconds of a Python process that only makes FLOOR_IMPORTS."""
-    return _median([_timed([sys.executable, "-c", FLOOR_IMPORTS], repo_paths().root, _env())[1]
-                    for _ in range(repeat)])
 
 
 def _cells(run_dir: Path) -> int:
@@ -221,9 +199,8 @@ def _median(values: list[float]) -> float:
 def bench_design(design: str, rounds: int, repeat: int, baseline: Path | None) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"closer-flow-times-{design}-") as tmp_name:
         tmp = Path(tmp_name)
-        setup_wall, bare_nodes = _setup_run(design, tmp / "setup")
+        setup_wall, commands = _setup_run(design, tmp / "setup")
         setup = FlowPaths(tmp / "setup", design)
-        commands = _node_commands(bare_nodes)
         legs: dict[str, dict[str, list]] = {"bare": {}, "flow": {}}
         if baseline is not None:
             legs["baseline"] = {}
@@ -250,7 +227,6 @@ def bench_design(design: str, rounds: int, repeat: int, baseline: Path | None) -
         reuse = [_timed(_flow_argv(design, tmp / "flow-0"), tmp, _env()) for _ in range(repeat)]
         cells = _cells(setup.root)
         phases = _profile_phases(design, tmp / "profiled")
-        floor = _import_floor_cpu_s()
     goal = GOAL_LARGE if cells >= LARGE_CELLS else GOAL_SMALL
     result = {"design": design, "cells": cells, "goal_ratio": goal,
               "setup_run_wall_s": round(setup_wall, 3), "rounds": rounds,
@@ -258,8 +234,7 @@ def bench_design(design: str, rounds: int, repeat: int, baseline: Path | None) -
               "netlist_byte_identical": True,
               "reuse_run_wall_s": [round(w, 3) for w, _ in reuse],
               "reuse_run_cpu_s": [round(c, 3) for _, c in reuse],
-              "reuse_goal_s": REUSE_GOAL_S, "profiled_phases_s": phases,
-              "import_floor_cpu_s": floor}
+              "reuse_goal_s": REUSE_GOAL_S, "profiled_phases_s": phases}
     for leg, times in legs.items():
         result[leg] = {**times, "wall_s_median": _median(times["wall_s"]),
                        "cpu_s_median": _median(times["cpu_s"])}
@@ -311,7 +286,8 @@ def _report(results: list[dict]) -> str:
         + (f"; the baseline leg is {r['baseline_label']}" if "baseline_label" in r else "")
         for r in results]
     lines += ["", "The flow's own CPU is, per round, the flow's CPU minus the CPU its tools took in that "
-              "same run, as each node recorded it (closer.flow.tool_cpu, `exe_cpu_s` in flow.json); "
+              "same run, as each node recorded it (`exe_cpu_s` in flow.json: the direct engine's node.json, "
+              "or closer.flow.tool_cpu for a baseline on SiliconCompiler); "
               "the paired ratio is (bare CPU + the flow's own CPU) / bare CPU, medians. The tools' "
               "time varies between runs by more than a 5 % goal (the bare leg's rounds below), so the "
               "ratios of the legs' medians can fall on either side of it by chance; the paired ratio "
@@ -320,7 +296,8 @@ def _report(results: list[dict]) -> str:
     lines += ["", "Per round (s): " + "; ".join(
         f"{r['design']} bare CPU {r['bare']['cpu_s']}, flow CPU {r['flow']['cpu_s']}, flow's tools "
         f"{r['flow'].get('tools_cpu_s', '–')}" for r in results)]
-    lines += ["", "Per node, SiliconCompiler's task time minus the time in the tool (s, median):", ""]
+    lines += ["", "Per node, the node's time minus the time in its tool (s, median; a baseline on "
+              "SiliconCompiler: its task time minus the tool's):", ""]
     for r in results:
         for leg in ("flow", "baseline"):
             if leg in r:
@@ -330,10 +307,11 @@ def _report(results: list[dict]) -> str:
     for r in results:
         if "profiled_phases_s" in r:
             lines += ["", f"Where a cold {r['design']} flow process spends its time (one more run under cProfile, "
-                      "cumulative seconds, profiler overhead included; the nodes run in child processes):", "",
+                      "cumulative seconds, profiler overhead included; the tools run in child processes):", "",
                       "| phase | s |", "|---|---:|"]
             lines += [f"| {label} | {round(value, 3)} |" for label, value in r["profiled_phases_s"].items()]
-            lines += ["", _why(r)]
+            if all(label in r["profiled_phases_s"] for label, _, _ in PHASES):  # this bench's phases
+                lines += ["", _why(r)]
     return "\n".join(lines) + "\n"
 
 
@@ -346,25 +324,11 @@ def _why(r: dict) -> str:
     room = r["bare"]["cpu_s_median"] * (r["goal_ratio"] - 1)
     return (f"Why {r['design']} is {'within' if r['meets_goal'] else 'not within'} its goal: the flow costs "
             f"{over:.2f} s of CPU of its own beside its tools, where the goal leaves {room:.2f} s. "
-            f"In the flow's own process, imports take {phases[IMPORTS]} s (SiliconCompiler's schema "
-            f"and tool modules, pyslang for the elaborate node), building the project "
-            f"{phases[BUILD]} s (SiliconCompiler's schema: every parameter of the PDK, library, "
-            f"flow and tasks is a schema object), the scheduler's checks before the nodes "
-            f"{phases[CHECKS]} s and its path resolvers {phases[RESOLVERS]} s (each lookup "
-            "re-enters the resolver registry under its multiprocessing manager's lock); each node "
-            f"then runs in a forked process whose setup and bookkeeping add {per_node:.2f} s over "
-            "the tool's own time (flow.json). Already cut: the version checks, the Liberty "
-            "preparation and the package records are cached (closer.flow.cache); the flow's process "
-            "registers only SiliconCompiler's local path resolvers and imports what each node would "
-            "(closer.flow.sc_process); the lint node no longer loads the physical flow; the elaborate "
-            "node writes no source banners and the synthesis node no hierarchical cell-area report "
-            "(nothing reads either). What remains is "
-            "SiliconCompiler's own cost per run and per node (its schema, its forked node processes "
-            "and their bookkeeping), not the tools' work, and it stays while the flow runs on SiliconCompiler."
-            + (f" For comparison, a Python process making only the imports a front half without "
-               f"SiliconCompiler would still need (`{FLOOR_IMPORTS}`) takes {r['import_floor_cpu_s']} s "
-               f"of CPU, {'within' if r['import_floor_cpu_s'] <= room else 'beyond'} the room the goal leaves."
-               if "import_floor_cpu_s" in r else ""))
+            f"The flow runs on the direct engine (closer.flow.direct): no SiliconCompiler schema, "
+            f"scheduler or node processes. In its process, imports take {phases[IMPORTS]} s, the "
+            f"node keys {phases[KEYS]} s, elaboration {phases[ELABORATE]} s, writing the tools' "
+            f"inputs {phases[PREPARE]} s and the metrics {phases[METRICS]} s; the nodes' own time "
+            f"beside their tools sums to {per_node:.2f} s (flow.json).")
 
 
 def main() -> None:

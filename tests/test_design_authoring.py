@@ -99,6 +99,19 @@ def test_lint_stage_accepts_scaffold_and_names_a_weak_lint_error(scaffolded: Pat
     assert "weak RTL" in outcome.detail and "%Warning-WIDTH" in outcome.detail
 
 
+def test_lint_stage_lints_a_macro_config_as_the_flow_does(tmp_path: Path, pdk_paths, monkeypatch) -> None:
+    """The check lints with the flow's lint command: firdma's `full` config instantiates the SRAM
+    macro, which only the black box made from its LEF defines; without it Verilator refuses."""
+    design, dpaths = load_design("firdma")
+    tasks = load_toml_model(dpaths.root / "tasks.toml", DesignTasks, "{path}")
+    ctx = check.CheckContext(design, dpaths, tasks, tmp_path)
+    assert check._verilator_lint(ctx, ctx.golden(), "full", tmp_path / "lint" / "full.log") is None
+    import closer.flow.direct.lint as lint
+    monkeypatch.setattr(lint, "write_blackboxes", lambda folder, lefs: [])
+    error = check._verilator_lint(ctx, ctx.golden(), "full", tmp_path / "lint" / "bare.log")
+    assert error is not None and "sky130_sram_2kbyte_1rw1r_32x512_8" in error
+
+
 @pytest.mark.slow
 def test_oracle_stage_two_way(scaffolded: Path, tmp_path: Path) -> None:
     outcome = check.oracle(_context(scaffolded, tmp_path))

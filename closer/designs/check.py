@@ -26,7 +26,7 @@ from pathlib import Path
 from closer.designs.checkrecord import StageOutcome
 from closer.designs.model import Design, DesignPaths
 from closer.errors import CloserError
-from closer.procs import Command, run, worker_pool
+from closer.procs import run, worker_pool
 from closer.tasks.checks import SIM_TIMEOUT_S, run_functional
 from closer.tasks.models import DesignTasks, StartPoint, TaskKind
 
@@ -81,30 +81,36 @@ def lint(ctx: CheckContext) -> StageOutcome:
     if ctx.tasks.weak is not None:
         sets.append(("weak", ctx.weak()))
     for label, sources in sets:
-        for config, params in ctx.parameters(ctx.tasks.hidden.configs).items():
+        for config in ctx.parameters(ctx.tasks.hidden.configs):
             log = ctx.work / "lint" / f"{label}-{config}.log"
-            if (error := _verilator_lint(sources, ctx.design.top, params, log)) is not None:
+            if (error := _verilator_lint(ctx, sources, config, log)) is not None:
                 problems.append(f"{label} RTL, config {config}: {error} (log {log.relative_to(ctx.work)})")
     if problems:
         return StageOutcome(stage="lint", ok=False, detail="; ".join(problems))
     return StageOutcome(stage="lint", ok=True, detail=f"{' and '.join(l for l, _ in sets)} lint clean")
 
 
-def _verilator_lint(sources: list[Path], top: str, params: dict, log: Path) -> str | None:
-    """The flow's lint options (siliconcompiler's verilator lint task); the first error, or None."""
-    argv = ["verilator", "-sv", "--lint-only", "--no-timing", "--top-module", top,
-            *(f"-G{k}={_param(v)}" for k, v in params.items()), *map(str, sources)]
-    done = run(Command(argv, timeout_s=300.0), log, check=False)
+def _verilator_lint(ctx: CheckContext, sources: list[Path], config: str, log: Path) -> str | None:
+    """The flow's lint node's command (closer.flow.direct.lint: the config's parameters, the
+    design's include folders, a black box per hard macro) on `sources`; the first error, or None."""
+    from closer.flow.direct.lint import lint_command, write_blackboxes
+    from closer.flow.direct.sources import DesignSources, param_value
+    from closer.flow.macros import config_macros
+    from closer.pdk import pdk
+
+    params = ctx.design.config(config).parameters
+    design = DesignSources(ctx.design.name, ctx.design.top, tuple(sources),
+                           tuple(ctx.dpaths.include_dirs(ctx.design)),
+                           tuple((name, param_value(params[name])) for name in sorted(params)))
+    folder = log.parent / log.stem      # the black boxes' folder
+    folder.mkdir(parents=True, exist_ok=True)
+    macros = ctx.design.config(config).macros
+    blackboxes = write_blackboxes(folder, [m.lef for m in config_macros(macros, pdk())] if macros else [])
+    done = run(lint_command(folder, design, blackboxes, timeout_s=300.0), log, check=False)
     if done.ok:
         return None
     lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.startswith("%")]
     return lines[0] if lines else f"verilator exited {done.returncode}"
-
-
-def _param(value) -> str:
-    if isinstance(value, bool):
-        return str(int(value))
-    return f'"{value}"' if isinstance(value, str) else str(value)
 
 
 def oracle(ctx: CheckContext) -> StageOutcome:

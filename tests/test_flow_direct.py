@@ -128,3 +128,18 @@ def test_a_failing_node_is_named_with_its_log_and_recorded(tmp_path: Path, pdk_p
     record = json.loads((out / "flow.json").read_text())
     assert record["status"] == "failed" and record["engine"] == "direct"
     assert "step lint (verilator) failed" in record["error"]
+
+
+def test_progress_names_each_step_as_it_runs_or_is_reused(tmp_path: Path, pdk_paths):
+    """Off a terminal, a line per step on stderr, whatever the tools' speed: `flow: lint` when it
+    runs, `flow: lint: reused` when its node is reused."""
+    from click.testing import CliRunner
+
+    from closer.flow.cli import flow_group
+
+    argv = ["run", "gcd", "--to", "elaborate", "--out", str(tmp_path)]
+    first, second = (CliRunner().invoke(flow_group, argv) for _ in range(2))
+    assert first.exit_code == 0 and second.exit_code == 0, first.output + second.output
+    assert [line.split(" (at ")[0] for line in first.stderr.splitlines()] == ["flow: lint", "flow: elaborate"]
+    assert [line.split(" (at ")[0] for line in second.stderr.splitlines()] == \
+           ["flow: lint: reused", "flow: elaborate: reused"]

@@ -145,9 +145,11 @@ def _run_direct(run: _Run, sdc: Path, progress):
     from closer.flow.direct.engine import DirectEngine
     from closer.flow.direct.node import read_record
 
-    watcher = _ProgressWatcher(run.flow_paths, progress, lambda: engine.current)
+    # the engine reports each step as it starts or is reused; the watcher adds the elapsed time
+    watcher = _ProgressWatcher(run.flow_paths, progress, lambda: engine.current, idle=None)
     engine = DirectEngine(direct_context(run.design, run.design_paths, run.config, run.platform,
-                                         run.pdk_paths, run.flow_paths, sdc), on_run=watcher.report)
+                                         run.pdk_paths, run.flow_paths, sdc),
+                          on_node=lambda step, reused: watcher.report(f"{step}: reused" if reused else step))
     names = [s.name for s in run.steps]
 
     def run_to(to: str, abc: str | None):
@@ -406,10 +408,11 @@ def _finished_now(flow_paths, step, top, before) -> bool:
 
 
 class _ProgressWatcher:
-    """Reports the step now running (`current()`, None before the first) and elapsed time."""
+    """Reports the step now running (`current()`) and elapsed time; while none runs, `idle` (None:
+    nothing)."""
 
-    def __init__(self, flow_paths, progress, current) -> None:
-        self.flow_paths, self.progress, self.current = flow_paths, progress, current
+    def __init__(self, flow_paths, progress, current, idle: str | None = "checking") -> None:
+        self.flow_paths, self.progress, self.current, self.idle = flow_paths, progress, current, idle
         self._stop = threading.Event()
         self._lock = threading.Lock()   # the engine reports a starting step from the main thread
         self._thread = threading.Thread(target=self._loop, daemon=True)
@@ -428,11 +431,13 @@ class _ProgressWatcher:
         """Report now: `current`, else the step `current()` names."""
         if self.progress is None:
             return
-        current = current or self.current()
+        current = current or self.current() or self.idle
+        if current is None:
+            return
         if current == "pnr":
             current = f"pnr: {physical_step(self.flow_paths)}"
         with self._lock:
-            self.progress(current or "checking", time.monotonic() - self._start)
+            self.progress(current, time.monotonic() - self._start)
 
     def _loop(self) -> None:
         while not self._stop.wait(0.2):

@@ -65,9 +65,9 @@ class NodeFailed(ToolError):
 class DirectEngine:
     """Runs the nodes of one flow run; remembers which ran (the others were reused)."""
 
-    def __init__(self, ctx: FrontContext, on_run: Callable[[str], None] | None = None) -> None:
+    def __init__(self, ctx: FrontContext, on_node: Callable[[str, bool], None] | None = None) -> None:
         self.ctx = ctx
-        self.on_run = on_run            # told each step as it starts to run (not when reused)
+        self.on_node = on_node          # told each step as it is reused (True) or starts to run
         self.ran: set[str] = set()
         self.current: str | None = None
 
@@ -83,11 +83,12 @@ class DirectEngine:
         version = spec.version()
         key = nodes.node_key(spec.step, {**spec.settings, "pdk_files": [_stat(p) for p in spec.pdk_files]},
                              spec.inputs, version, self.ctx.platform_revision)
-        if nodes.reusable(folder, key, [folder / o for o in spec.outputs]):
+        reused = nodes.reusable(folder, key, [folder / o for o in spec.outputs])
+        if self.on_node is not None:
+            self.on_node(spec.step, reused)
+        if reused:
             return
         self.current = spec.step
-        if self.on_run is not None:
-            self.on_run(spec.step)
         start = time.monotonic()
         nodes.fresh_node(folder)
         for name, source in spec.copy_in.items():

@@ -143,12 +143,12 @@ def _tools_cpu_s(run_dir: Path) -> float:
     """The CPU seconds the run's tools took, as each node recorded them: every node run of a cold
     run, the synthesis attempts set aside included (the direct engine's node.json, `exe_cpu_s`;
     a SiliconCompiler-engine baseline's tool_cpu.json, closer.flow.tool_cpu)."""
-    total = 0.0
-    for path in run_dir.rglob("node.json"):
-        total += json.loads(path.read_text()).get("exe_cpu_s") or 0.0
-    for path in run_dir.rglob("tool_cpu.json"):
-        total += json.loads(path.read_text()).get("cpu_s") or 0.0
-    return total
+    from closer.flow.direct.node import NODE_RECORD, read_record
+    from closer.flow.tool_cpu import TOOL_CPU_FILE, tool_cpu_s
+
+    direct = [read_record(path.parent) for path in run_dir.rglob(NODE_RECORD)]
+    return (sum(r.exe_cpu_s or 0.0 for r in direct if r is not None)
+            + sum(tool_cpu_s(path.parent) or 0.0 for path in run_dir.rglob(TOOL_CPU_FILE)))
 
 
 def _node_overheads(run_dir: Path) -> dict[str, float | None]:

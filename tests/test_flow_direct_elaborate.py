@@ -11,19 +11,18 @@ fails in both engines.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import io
 from pathlib import Path
 
 import pytest
 
-from closer.designs.fetch import local_source_available, unavailable_reason
 from closer.designs.model import load_design
 from closer.errors import ToolError
 from closer.flow.direct.elaborate import elaborate
 from closer.flow.direct.sources import DesignSources, design_sources
 from closer.flow.paths import FlowPaths
 from closer.flow.runner import run_flow
+from tests.picorv32_support import picorv32_source
 
 pytestmark = pytest.mark.slow
 
@@ -115,8 +114,7 @@ def _quirks(root: Path) -> Path:
 
 def _reference(design: str | Path, config: str, out: Path):
     """SiliconCompiler's elaborate node folder for the design and config (ToolError on failure)."""
-    engine = {"engine": "sc"} if "engine" in inspect.signature(run_flow).parameters else {}
-    run_flow(str(design), config, to="elaborate", out=out, **engine)
+    run_flow(str(design), config, to="elaborate", out=out, engine="sc")
     return FlowPaths(out, load_design(design)[0].name).node_dir("elaborate")
 
 
@@ -159,8 +157,8 @@ def _assert_same_as_reference(design: str | Path, config: str, tmp_path: Path) -
 
 @pytest.mark.parametrize(("design", "config"), CASES, ids=[f"{d}-{c}" for d, c in CASES])
 def test_byte_identical_to_siliconcompiler(design, config, tmp_path):
-    if design == "picorv32" and local_source_available(design) is None:
-        pytest.skip(unavailable_reason(design))
+    if design == "picorv32":
+        picorv32_source()   # fetched from the pinned package bootstrap installs
     _assert_same_as_reference(design, config, tmp_path)
 
 

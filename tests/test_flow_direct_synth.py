@@ -12,7 +12,6 @@ preparation never imports SiliconCompiler.
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
 import shutil
@@ -24,7 +23,6 @@ from pathlib import Path
 
 import pytest
 
-from closer.designs.fetch import local_source_available, unavailable_reason
 from closer.designs.model import load_design
 from closer.errors import InputError, ToolError
 from closer.flow.direct.sources import DesignSources, design_sources
@@ -36,6 +34,7 @@ from closer.flow.macros import config_macros
 from closer.flow.paths import FlowPaths
 from closer.flow.platform import load_platform
 from closer.flow.runner import run_flow
+from tests.picorv32_support import picorv32_source
 from closer.flow.settings import SynthSettings, SynthStrategy, abc_scripts
 from closer.flow.tool_versions import siliconcompiler_version
 from closer.pdk import pdk
@@ -63,8 +62,7 @@ class Reference:
 
 
 def _reference(design: str, config: str, out: Path) -> Reference:
-    engine = {"engine": "sc"} if "engine" in inspect.signature(run_flow).parameters else {}
-    result = run_flow(design, config, to="synth", out=out, **engine)
+    result = run_flow(design, config, to="synth", out=out, engine="sc")
     assert result.status == "ok", result.error
     loaded, paths = load_design(design)
     kept = json.loads(Path(result.metadata).read_text())["closer__synth__abc_script"]
@@ -102,8 +100,8 @@ def gcd_reference(tmp_path_factory) -> Reference:
 @pytest.mark.slow
 @pytest.mark.parametrize(("design", "config"), CASES, ids=[f"{d}-{c}" for d, c in CASES])
 def test_byte_identical_to_siliconcompiler(design, config, tmp_path, gcd_reference):
-    if design == "picorv32" and local_source_available(design) is None:
-        pytest.skip(unavailable_reason(design))
+    if design == "picorv32":
+        picorv32_source()   # fetched from the pinned package bootstrap installs
     reference = gcd_reference if design == "gcd" else _reference(design, config, tmp_path / "sc")
     node = tmp_path / "direct" / "synth"
     run(_prepare(reference, design, config, node), node / "synth.log")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from siliconcompiler.asic import ASICTask
 
-from closer.flow.direct.sta import STA_SCRIPT, StaCorner, collect_sta, write_sta_inputs
+from closer.flow.direct.sta import STA_SCRIPT, StaCorner, collect_sta, parse_version, write_sta_inputs
 from closer.flow.tool_cpu import RecordsToolCpu
 from closer.flow.tool_versions import CachedVersion
 
@@ -42,7 +42,7 @@ class ClassicStaTask(RecordsToolCpu, CachedVersion, ASICTask):
         return "sta"
 
     def parse_version(self, stdout: str) -> str:
-        return stdout.strip().split()[0]
+        return parse_version(stdout)
 
     def set_clock_port(self, port: str, step: str | None = None, index: str | None = None) -> None:
         self.set("var", "clock_port", port, step=step, index=index)

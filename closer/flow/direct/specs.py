@@ -90,13 +90,12 @@ def _elaborate(ctx: FrontContext) -> NodeSpec:
 
 
 def _synth(ctx: FrontContext, abc: str) -> NodeSpec:
-    from closer.flow.direct.synth import prepare_synthesis
+    from closer.flow.direct.synth import parse_version, prepare_synthesis
 
     top, elaborated = ctx.sources.top, ctx.sources.elaborated_name
     physical = ctx.design.physical
     settings = {"abc": abc, "top": top, "params": ctx.sources.params,
                 "synthesis": {k: getattr(physical, k) for k in SynthSettings.model_fields},
-                "platform": ctx.platform.model_dump(mode="json"),
                 "macros": [m.name for m in ctx.macros], "siliconcompiler": siliconcompiler_version()}
     corner = ctx.platform.synthesis.corner
     liberty = [ctx.pdk_paths.liberty(corner), *(m.liberty_for(corner) for m in ctx.macros)]
@@ -109,7 +108,7 @@ def _synth(ctx: FrontContext, abc: str) -> NodeSpec:
 
     return NodeSpec("synth", "yosys", settings, {"elaborated": elaborate_out, "sdc": ctx.sdc}, liberty,
                     [f"outputs/{top}.vg", "reports/stat.json"],
-                    _version("yosys", "yosys", "--version", lambda out: out.split()[1]), go,
+                    _version("yosys", "yosys", "--version", parse_version), go,
                     copy_in={elaborated: elaborate_out})
 
 
@@ -124,7 +123,7 @@ def sta_corners(ctx: FrontContext):
 
 
 def _sta(ctx: FrontContext) -> NodeSpec:
-    from closer.flow.direct.sta import STA_JSON, collect_sta, sta_command, write_sta_inputs
+    from closer.flow.direct.sta import STA_JSON, collect_sta, parse_version, sta_command, write_sta_inputs
 
     top = ctx.sources.top
     corners = sta_corners(ctx)
@@ -144,7 +143,7 @@ def _sta(ctx: FrontContext) -> NodeSpec:
     pdk_files = [Path(f) for c in corners for f in c.liberty]
     return NodeSpec("sta", "sta", settings, {"netlist": netlist, "sdc": ctx.sdc}, pdk_files,
                     [STA_JSON, f"outputs/{top}.vg"],
-                    _version("sta", "sta", "-version", lambda out: out.strip().split()[0]), go,
+                    _version("sta", "sta", "-version", parse_version), go,
                     copy_in={f"{top}.vg": netlist})
 
 

@@ -71,6 +71,11 @@ def write_sta_inputs(node: Path, top: str, corners: list[StaCorner], sdc_sources
     (node / "sta_config.tcl").write_text("\n".join(lines) + "\n")
 
 
+def parse_version(stdout: str) -> str:
+    """`sta -version` prints the version alone: `2.0.17`."""
+    return stdout.strip().split()[0]
+
+
 def sta_command(node: Path, timeout_s: float | None = None) -> Command:
     return Command(["sta", "-no_init", "-exit", str(STA_SCRIPT)], cwd=node, timeout_s=timeout_s)
 

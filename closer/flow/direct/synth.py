@@ -94,13 +94,13 @@ def yosys_version(exe: str | None = None) -> str:
     from closer.flow.tool_versions import cached_version
 
     exe = exe or yosys_executable()
-    version, _ = cached_version(f"direct.{TOOL}", exe, ["--version"], _parse_version)
+    version, _ = cached_version(f"direct.{TOOL}", exe, ["--version"], parse_version)
     if not version:
         raise ToolError(f"{exe} --version failed: the synthesis script needs Yosys's version")
     return version
 
 
-def _parse_version(stdout: str) -> str | None:
+def parse_version(stdout: str) -> str | None:
     words = stdout.split()
     return words[1] if len(words) > 1 else None
 
